@@ -1,0 +1,1 @@
+"""The ledger: tables, engine and sessions, migrations and queries."""

@@ -1,0 +1,20 @@
+"""Errors of the ledger.
+
+LedgerError
+├── DatabaseUnavailableError   the database cannot be reached or cannot take the write
+└── ConflictError              a write contradicts what the ledger already holds
+"""
+
+from __future__ import annotations
+
+
+class LedgerError(Exception):
+    """Base of every error raised by the ledger package."""
+
+
+class DatabaseUnavailableError(LedgerError):
+    """The database is down, locked past the busy timeout, or refused the write."""
+
+
+class ConflictError(LedgerError):
+    """The write disagrees with an existing row (for example a different expected transfer)."""

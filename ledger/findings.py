@@ -1,0 +1,77 @@
+"""Raising, resolving and acknowledging findings; one row per (transfer, kind)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import select, update
+from sqlmodel import Session
+
+from ledger.models import Finding
+from ledger.types import FindingKind
+from ledger.upsert import insert_ignore
+
+
+def raise_finding(
+    session: Session, *, transfer_id: int, kind: FindingKind, detail: str, now: dt.datetime
+) -> Finding | None:
+    """Open a finding; return it when newly opened (or reopened), None when already open."""
+    new_id = insert_ignore(
+        session,
+        Finding.__table__,  # type: ignore[attr-defined]
+        {
+            "transfer_id": transfer_id,
+            "kind": kind.value,
+            "detail": detail,
+            "opened_at": now,
+            "updated_at": now,
+        },
+        ["transfer_id", "kind"],
+    )
+    finding = session.execute(
+        select(Finding)
+        .where(Finding.transfer_id == transfer_id, Finding.kind == kind.value)  # type: ignore[arg-type]
+        .with_for_update()
+    ).scalar_one()
+    if new_id is not None:
+        return finding
+    if finding.resolved_at is None:
+        if finding.detail != detail:
+            finding.detail = detail
+            finding.updated_at = now
+        return None
+    # The cause came back after it had gone: reopen the same finding.
+    finding.resolved_at = None
+    finding.opened_at = now
+    finding.detail = detail
+    finding.updated_at = now
+    return finding
+
+
+def resolve_finding(
+    session: Session, *, transfer_id: int, kind: FindingKind, now: dt.datetime
+) -> bool:
+    """Close an open finding of `kind` on the transfer; True when one was open."""
+    result = session.execute(
+        update(Finding)
+        .where(
+            Finding.transfer_id == transfer_id,  # type: ignore[arg-type]
+            Finding.kind == kind.value,  # type: ignore[arg-type]
+            Finding.resolved_at.is_(None),  # type: ignore[union-attr]
+        )
+        .values(resolved_at=now, updated_at=now)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+def acknowledge_finding(
+    session: Session, *, finding_id: int, note: str, now: dt.datetime
+) -> Finding | None:
+    """Mark a finding acknowledged with a note; None when there is no such finding."""
+    finding = session.get(Finding, finding_id)
+    if finding is None:
+        return None
+    finding.acknowledged_at = now
+    finding.ack_note = note
+    finding.updated_at = now
+    return finding

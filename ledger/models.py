@@ -1,0 +1,175 @@
+"""Every table of the ledger, together (SQLModel on one metadata)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    ForeignKey,
+    Index,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlmodel import Field, SQLModel
+
+from ledger.types import BigIntKey, TransferStatus, UTCDateTime, utcnow
+
+
+def _kobo(*, nullable: bool = True) -> int | None:
+    return Field(default=None, sa_column=Column(BigInteger, nullable=nullable))  # type: ignore[no-any-return]
+
+
+class Transfer(SQLModel, table=True):
+    """One payout of the merchant, keyed by the merchant's reference."""
+
+    __tablename__ = "transfer"
+    __table_args__ = (
+        # The reconciler's due query reads only this index: a pass is O(due), not O(ledger).
+        Index("ix_transfer_due", "next_check_at"),
+        Index("ix_transfer_status_created", "status", "created_at"),
+    )
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    reference: str = Field(sa_column=Column(String(100), nullable=False, unique=True))
+    provider_reference: str | None = Field(
+        default=None, sa_column=Column(String(100), nullable=True, unique=True)
+    )
+    origin: str = Field(sa_column=Column(String(16), nullable=False))
+    status: str = Field(
+        default=TransferStatus.PENDING.value, sa_column=Column(String(16), nullable=False)
+    )
+    confirmed: bool = Field(default=False, nullable=False)
+    amount: int | None = _kobo()
+    fee: int | None = _kobo()
+    provider_amount: int | None = _kobo()
+    provider_fee: int | None = _kobo()
+    provider_status: str | None = Field(default=None, sa_column=Column(String(16)))
+    webhook_amount: int | None = _kobo()
+    webhook_fee: int | None = _kobo()
+    webhook_status: str | None = Field(default=None, sa_column=Column(String(16)))
+    failure_reason: str | None = Field(default=None, sa_column=Column(Text))
+    bank_code: str | None = Field(default=None, sa_column=Column(String(16)))
+    account_number: str | None = Field(default=None, sa_column=Column(String(16)))
+    account_name: str | None = Field(default=None, sa_column=Column(String(200)))
+    initiation: str | None = Field(default=None, sa_column=Column(String(16)))
+    initiation_error: str | None = Field(default=None, sa_column=Column(Text))
+    next_check_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    check_attempts: int = Field(default=0, nullable=False)
+    not_found_count: int = Field(default=0, nullable=False)
+    last_checked_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    confirmed_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    lease_owner: str | None = Field(default=None, sa_column=Column(String(64)))
+    lease_until: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    created_at: dt.datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False, index=True)
+    )
+    updated_at: dt.datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+
+class Delivery(SQLModel, table=True):
+    """One authenticated webhook delivery, archived raw and never changed (append-only)."""
+
+    __tablename__ = "delivery"
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    received_at: dt.datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False, index=True)
+    )
+    remote_addr: str | None = Field(default=None, sa_column=Column(String(64)))
+    headers: str = Field(sa_column=Column(Text, nullable=False))
+    body: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    body_sha256: str = Field(sa_column=Column(String(64), nullable=False))
+    size: int = Field(nullable=False)
+    outcome: str = Field(sa_column=Column(String(16), nullable=False))
+    error: str | None = Field(default=None, sa_column=Column(Text))
+    event_type: str | None = Field(default=None, sa_column=Column(String(64)))
+    reference: str | None = Field(default=None, sa_column=Column(String(100)))
+    webhook_id: str | None = Field(default=None, sa_column=Column(String(200)))
+    event_id: int | None = Field(
+        default=None, sa_column=Column(BigIntKey, ForeignKey("webhook_event.id"))
+    )
+    transfer_id: int | None = Field(
+        default=None, sa_column=Column(BigIntKey, ForeignKey("transfer.id"), index=True)
+    )
+
+
+class WebhookEvent(SQLModel, table=True):
+    """A logical event: (`event`, provider reference) once, whatever the number of copies."""
+
+    __tablename__ = "webhook_event"
+    __table_args__ = (UniqueConstraint("event", "reference", name="uq_event_reference"),)
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    event: str = Field(sa_column=Column(String(64), nullable=False))
+    reference: str = Field(sa_column=Column(String(100), nullable=False))
+    webhook_id: str | None = Field(
+        default=None, sa_column=Column(String(200), nullable=True, unique=True)
+    )
+    content_hash: str = Field(sa_column=Column(String(64), nullable=False))
+    payload: str = Field(sa_column=Column(Text, nullable=False))
+    transfer_id: int = Field(
+        sa_column=Column(BigIntKey, ForeignKey("transfer.id"), nullable=False, index=True)
+    )
+    received_at: dt.datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+
+class Finding(SQLModel, table=True):
+    """A discrepancy on one transfer; one row per (transfer, kind), reopened if it recurs."""
+
+    __tablename__ = "finding"
+    __table_args__ = (UniqueConstraint("transfer_id", "kind", name="uq_finding_transfer_kind"),)
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    transfer_id: int = Field(sa_column=Column(BigIntKey, ForeignKey("transfer.id"), nullable=False))
+    kind: str = Field(sa_column=Column(String(32), nullable=False, index=True))
+    detail: str = Field(sa_column=Column(Text, nullable=False))
+    opened_at: dt.datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+    resolved_at: dt.datetime | None = Field(
+        default=None, sa_column=Column(UTCDateTime(), index=True)
+    )
+    acknowledged_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    ack_note: str | None = Field(default=None, sa_column=Column(Text))
+    updated_at: dt.datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+
+class Alert(SQLModel, table=True):
+    """An alert, claimed by a unique key before it is sent so it goes out once."""
+
+    __tablename__ = "alert"
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    key: str = Field(sa_column=Column(String(200), nullable=False, unique=True))
+    finding_id: int | None = Field(
+        default=None, sa_column=Column(BigIntKey, ForeignKey("finding.id"), index=True)
+    )
+    step: int = Field(default=0, nullable=False)
+    title: str = Field(sa_column=Column(Text, nullable=False))
+    body: str = Field(sa_column=Column(Text, nullable=False))
+    status: str = Field(default="pending", sa_column=Column(String(16), nullable=False))
+    error: str | None = Field(default=None, sa_column=Column(Text))
+    created_at: dt.datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+    sent_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+
+
+class Lease(SQLModel, table=True):
+    """A named lease (the single SQLite reconciler runner holds one)."""
+
+    __tablename__ = "lease"
+
+    name: str = Field(sa_column=Column(String(64), primary_key=True))
+    owner: str = Field(sa_column=Column(String(64), nullable=False))
+    expires_at: dt.datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))

@@ -1,0 +1,219 @@
+"""Reads and small writes over transfers shared by the receiver, the CLI and the reconciler."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import exists, func, or_, select
+from sqlmodel import Session
+
+from ledger.errors import ConflictError
+from ledger.models import Delivery, Finding, Transfer
+from ledger.types import TransferOrigin, TransferStatus
+from ledger.upsert import insert_ignore
+
+MAX_PAGE = 500
+
+
+def find_transfer(session: Session, reference: str, *, for_update: bool = False) -> Transfer | None:
+    """The transfer whose merchant's or provider's reference is `reference`."""
+    statement = select(Transfer).where(
+        or_(Transfer.reference == reference, Transfer.provider_reference == reference)  # type: ignore[arg-type]
+    )
+    if for_update:
+        statement = statement.with_for_update()
+    rows = session.execute(statement).scalars().all()
+    # A merchant's reference wins over a provider's reference that happens to be equal.
+    for row in rows:
+        if row.reference == reference:
+            return row
+    return rows[0] if rows else None
+
+
+def finding_dict(finding: Finding) -> dict[str, Any]:
+    """A finding as the API shows it."""
+    return {
+        "id": finding.id,
+        "kind": finding.kind,
+        "detail": finding.detail,
+        "opened_at": _iso(finding.opened_at),
+        "resolved_at": _iso(finding.resolved_at),
+        "acknowledged_at": _iso(finding.acknowledged_at),
+        "ack_note": finding.ack_note,
+    }
+
+
+def transfer_record(session: Session, transfer: Transfer) -> dict[str, Any]:
+    """The transfer as `GET /api/transfers/{reference}` answers it."""
+    findings = (
+        session.execute(
+            select(Finding).where(Finding.transfer_id == transfer.id).order_by(Finding.id)  # type: ignore[arg-type]
+        )
+        .scalars()
+        .all()
+    )
+    deliveries = session.execute(
+        select(func.count()).select_from(Delivery).where(Delivery.transfer_id == transfer.id)  # type: ignore[arg-type]
+    ).scalar_one()
+    return {
+        "reference": transfer.reference,
+        "provider_reference": transfer.provider_reference,
+        "origin": transfer.origin,
+        "status": transfer.status,
+        "confirmed": transfer.confirmed,
+        "amount": transfer.amount,
+        "fee": transfer.fee,
+        "provider_amount": transfer.provider_amount,
+        "provider_fee": transfer.provider_fee,
+        "provider_status": transfer.provider_status,
+        "webhook_amount": transfer.webhook_amount,
+        "webhook_fee": transfer.webhook_fee,
+        "webhook_status": transfer.webhook_status,
+        "failure_reason": transfer.failure_reason,
+        "bank_code": transfer.bank_code,
+        "account_number": transfer.account_number,
+        "account_name": transfer.account_name,
+        "initiation": transfer.initiation,
+        "next_check_at": _iso(transfer.next_check_at),
+        "created_at": _iso(transfer.created_at),
+        "updated_at": _iso(transfer.updated_at),
+        "confirmed_at": _iso(transfer.confirmed_at),
+        "findings": [finding_dict(f) for f in findings],
+        "deliveries": deliveries,
+    }
+
+
+@dataclass(frozen=True)
+class TransferPage:
+    """One page of transfers and the cursor of the next page (None at the end)."""
+
+    items: list[Transfer]
+    next_cursor: str | None
+
+
+def encode_cursor(transfer_id: int) -> str:
+    """An opaque cursor for keyset pagination."""
+    return base64.urlsafe_b64encode(f"t:{transfer_id}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> int:
+    """The transfer id inside a cursor; ValueError when it is not one of ours."""
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError("invalid cursor") from exc
+    prefix, _, number = text.partition(":")
+    if prefix != "t" or not number.isdigit():
+        raise ValueError("invalid cursor")
+    return int(number)
+
+
+def list_transfers(
+    session: Session,
+    *,
+    status: TransferStatus | None = None,
+    finding: str | None = None,
+    since: dt.datetime | None = None,
+    limit: int = 50,
+    cursor: str | None = None,
+) -> TransferPage:
+    """Transfers newest first, filtered; keyset-paginated by id so pages never shift."""
+    limit = max(1, min(limit, MAX_PAGE))
+    statement = select(Transfer).order_by(Transfer.id.desc())  # type: ignore[union-attr]
+    if status is not None:
+        statement = statement.where(Transfer.status == status.value)  # type: ignore[arg-type]
+    if since is not None:
+        statement = statement.where(Transfer.created_at >= since)  # type: ignore[arg-type]
+    if finding is not None:
+        open_finding = exists().where(
+            Finding.transfer_id == Transfer.id,  # type: ignore[arg-type]
+            Finding.resolved_at.is_(None),  # type: ignore[union-attr]
+            *([Finding.kind == finding] if finding != "any" else []),  # type: ignore[list-item]
+        )
+        statement = statement.where(open_finding)
+    if cursor is not None:
+        statement = statement.where(Transfer.id < decode_cursor(cursor))  # type: ignore[operator]
+    rows = list(session.execute(statement.limit(limit + 1)).scalars())
+    more = len(rows) > limit
+    rows = rows[:limit]
+    last_id = rows[-1].id if rows else None
+    return TransferPage(rows, encode_cursor(last_id) if more and last_id is not None else None)
+
+
+@dataclass(frozen=True)
+class ExpectedTransfer:
+    """A transfer initiated outside payrecon that the ledger should expect."""
+
+    reference: str
+    amount: int
+    fee: int | None = None
+    provider_reference: str | None = None
+
+
+def register_expected(
+    session: Session, expected: ExpectedTransfer, *, now: dt.datetime
+) -> tuple[Transfer, bool]:
+    """Record an expected transfer; (transfer, created). ConflictError when it differs."""
+    existing = find_transfer(session, expected.reference, for_update=True)
+    if existing is None and expected.provider_reference:
+        existing = find_transfer(session, expected.provider_reference, for_update=True)
+    if existing is None:
+        new_id = insert_ignore(
+            session,
+            Transfer.__table__,  # type: ignore[attr-defined]
+            {
+                "reference": expected.reference,
+                "provider_reference": expected.provider_reference,
+                "origin": TransferOrigin.EXPECTED.value,
+                "status": TransferStatus.PENDING.value,
+                "confirmed": False,
+                "amount": expected.amount,
+                "fee": expected.fee,
+                "check_attempts": 0,
+                "not_found_count": 0,
+                "next_check_at": now,  # newly registered: due at once
+                "created_at": now,
+                "updated_at": now,
+            },
+        )
+        if new_id is not None:
+            created = session.get(Transfer, new_id)
+            assert created is not None
+            return created, True
+        existing = find_transfer(session, expected.reference, for_update=True)
+        if existing is None:
+            raise ConflictError(f"reference {expected.reference!r} collides with another transfer")
+    return _merge_expected(existing, expected, now), False
+
+
+def _merge_expected(existing: Transfer, expected: ExpectedTransfer, now: dt.datetime) -> Transfer:
+    if existing.origin == TransferOrigin.WEBHOOK.value and existing.amount is None:
+        # The webhook came first (an orphan); the registration now supplies what was expected.
+        existing.amount = expected.amount
+        existing.fee = expected.fee
+        existing.next_check_at = now
+        existing.updated_at = now
+        return existing
+    differences = [
+        name
+        for name, have, want in (
+            ("reference", existing.reference, expected.reference),
+            ("amount", existing.amount, expected.amount),
+            ("fee", existing.fee, expected.fee),
+            ("provider_reference", existing.provider_reference, expected.provider_reference),
+        )
+        if want is not None and have != want
+    ]
+    if differences:
+        raise ConflictError(
+            f"transfer {existing.reference!r} is already registered with a different "
+            + ", ".join(differences)
+        )
+    return existing
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.isoformat().replace("+00:00", "Z")

@@ -1,0 +1,97 @@
+"""Shared column types and enums of the ledger."""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from typing import Any
+
+from sqlalchemy import BigInteger, DateTime, Dialect, Integer
+from sqlalchemy.types import TypeDecorator
+
+# SQLite only autoincrements INTEGER PRIMARY KEY; PostgreSQL gets a 64-bit key.
+BigIntKey = BigInteger().with_variant(Integer(), "sqlite")
+
+
+def utcnow() -> dt.datetime:
+    """The current time, timezone-aware UTC."""
+    return dt.datetime.now(dt.UTC)
+
+
+class UTCDateTime(TypeDecorator[dt.datetime]):
+    """Timezone-aware UTC in Python; naive UTC in SQLite, timestamptz in PostgreSQL."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: dt.datetime | None, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the ledger")
+        value = value.astimezone(dt.UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> dt.datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = dt.datetime.fromisoformat(value)
+        if value.tzinfo is None:
+            return value.replace(tzinfo=dt.UTC)
+        return value.astimezone(dt.UTC)
+
+
+class TransferStatus(enum.StrEnum):
+    """Status of a transfer (spec: States and transitions)."""
+
+    PENDING = "pending"
+    SUCCESSFUL = "successful"
+    FAILED = "failed"
+
+
+class TransferOrigin(enum.StrEnum):
+    """How the ledger learnt of a transfer."""
+
+    INITIATED = "initiated"  # paid out by payrecon itself
+    EXPECTED = "expected"  # registered as initiated elsewhere
+    WEBHOOK = "webhook"  # first heard of in a webhook (an orphan)
+
+
+class Initiation(enum.StrEnum):
+    """Where a payout initiated by payrecon stands with the provider."""
+
+    INTENT = "intent"  # written before the provider call; the answer is not known yet
+    ACCEPTED = "accepted"  # the provider answered pending with its reference and fee
+    REJECTED = "rejected"  # the provider refused it; no money moved
+
+
+class EventType(enum.StrEnum):
+    """Webhook event types the receiver applies (spec: Events)."""
+
+    TRANSFER_SUCCESS = "transfer.success"
+    TRANSFER_FAILED = "transfer.failed"
+
+
+class DeliveryOutcome(enum.StrEnum):
+    """What the receiver did with one raw delivery."""
+
+    ACCEPTED = "accepted"
+    DUPLICATE = "duplicate"
+    CONFLICTING = "conflicting"
+    IGNORED = "ignored"
+    INVALID = "invalid"  # 400/415/422: archived, not applied
+    TOO_LARGE = "too_large"  # 413: the head is archived, not applied
+
+
+class FindingKind(enum.StrEnum):
+    """The stable finding kinds of PRODUCT.md."""
+
+    AMOUNT_MISMATCH = "amount_mismatch"
+    FEE_MISMATCH = "fee_mismatch"
+    STATUS_CONFLICT = "status_conflict"
+    CONFLICTING_DELIVERY = "conflicting_delivery"
+    ORPHAN_EVENT = "orphan_event"
+    STALE_PENDING = "stale_pending"
+    UNKNOWN_TO_PROVIDER = "unknown_to_provider"
+    UNVERIFIABLE = "unverifiable"

@@ -1,0 +1,27 @@
+"""Dialect-aware `INSERT … ON CONFLICT DO NOTHING`: idempotency as a database fact."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import Table
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlmodel import Session
+
+
+def insert_ignore(
+    session: Session,
+    table: Table,
+    values: Mapping[str, Any],
+    conflict_columns: Sequence[str] | None = None,
+) -> int | None:
+    """Insert a row unless a unique key already holds it; the new primary key, or None."""
+    dialect = session.get_bind().dialect.name
+    module: Any = postgresql if dialect == "postgresql" else sqlite
+    statement = module.insert(table).values(**values)
+    statement = statement.on_conflict_do_nothing(index_elements=conflict_columns)
+    primary = next(iter(table.primary_key.columns))
+    result = session.execute(statement.returning(primary))
+    row = result.first()
+    return None if row is None else row[0]

@@ -1,0 +1,5 @@
+"""`python -m payrecon` runs the command line."""
+
+from payrecon.cli import main
+
+main()

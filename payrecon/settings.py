@@ -1,0 +1,156 @@
+"""Settings read once from `PAYRECON_*` variables and a `.env` file."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from payrecon.errors import ConfigError
+from reconcile.fees import FeeSchedule, parse_fee_schedule
+
+MIN_TOKEN_LENGTH = 16
+_PREFIX = "PAYRECON_"
+
+
+def _split(value: Any, sep: str | None) -> Any:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(sep) if part.strip()]
+    return value
+
+
+class Settings(BaseSettings):
+    """Every setting of payrecon; secrets are `SecretStr` so they never print."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=_PREFIX, env_file=".env", extra="ignore", frozen=True
+    )
+
+    database_url: str = "sqlite:///./payrecon.db"
+    provider_base_url: str | None = None
+    provider_secret_key: SecretStr | None = None
+    provider_env: Literal["sandbox", "production"] = "sandbox"
+    provider_timeout: float = Field(default=10.0, gt=0)
+
+    webhook_secret: SecretStr | None = None
+    webhook_secret_header: str = "X-Webhook-Secret"
+    webhook_token: SecretStr | None = None
+    webhook_allowed_ips: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    webhook_hmac_secret: SecretStr | None = None
+    webhook_hmac_header: str = "X-Webhook-Signature"
+    webhook_standard_secret: SecretStr | None = None
+    admin_token: SecretStr | None = None
+    max_body_bytes: int = Field(default=65536, ge=256, le=16 * 1024 * 1024)
+    batch_max: int = Field(default=256, ge=1, le=10_000)
+
+    stale_after: int = Field(default=1800, ge=1)
+    poll_interval: float = Field(default=30, gt=0)
+    check_backoff: int = Field(default=30, ge=0)
+    check_backoff_max: int = Field(default=1800, ge=0)
+    not_found_limit: int = Field(default=3, ge=1)
+    provider_concurrency: int = Field(default=8, ge=1, le=256)
+    provider_max_rps: float = Field(default=20, ge=0)
+    fee_schedule: FeeSchedule | None = None
+
+    alert_urls: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    alert_allow_insecure: bool = False
+    alert_timeout: float = Field(default=5.0, gt=0)
+
+    @field_validator("webhook_allowed_ips", "trusted_proxies", mode="before")
+    @classmethod
+    def _comma_list(cls, value: Any) -> Any:
+        return _split(value, ",")
+
+    @field_validator("alert_urls", mode="before")
+    @classmethod
+    def _space_list(cls, value: Any) -> Any:
+        return _split(value, None)
+
+    @field_validator("webhook_allowed_ips", "trusted_proxies")
+    @classmethod
+    def _addresses(cls, value: list[str]) -> list[str]:
+        # Exact addresses only: the product never matches ranges (spec: no CIDR, no wildcard).
+        return [str(ipaddress.ip_address(item)) for item in value]
+
+    @field_validator("fee_schedule", mode="before")
+    @classmethod
+    def _fees(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return parse_fee_schedule(value) if value.strip() else None
+        return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str) -> str:
+        try:
+            url = make_url(value)
+        except ArgumentError as exc:
+            raise ValueError("not a database URL") from exc
+        if url.get_backend_name() not in {"sqlite", "postgresql"}:
+            raise ValueError("only sqlite and postgresql URLs are supported")
+        return value
+
+    @field_validator("provider_base_url")
+    @classmethod
+    def _base_url(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        if not value.startswith(("http://", "https://")) or value[-3:] == "://":
+            raise ValueError("must be an http:// or https:// URL")
+        return value.rstrip("/")
+
+    @field_validator("provider_secret_key")
+    @classmethod
+    def _secret_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith("sk_"):
+            raise ValueError("must be a secret key starting with sk_")
+        return value
+
+    @field_validator("webhook_token", "admin_token", "webhook_secret", "webhook_hmac_secret")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < MIN_TOKEN_LENGTH:
+            raise ValueError(f"must be at least {MIN_TOKEN_LENGTH} characters")
+        return value
+
+    @field_validator("webhook_standard_secret")
+    @classmethod
+    def _standard_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith("whsec_"):
+            raise ValueError("must start with whsec_")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Settings:
+        if self.check_backoff_max < self.check_backoff:
+            raise ValueError("check_backoff_max: must not be below PAYRECON_CHECK_BACKOFF")
+        if self.webhook_token is not None and not self.webhook_token.get_secret_value().isalnum():
+            raise ValueError("webhook_token: must be letters and digits only (it is a URL path)")
+        return self
+
+    @property
+    def is_sqlite(self) -> bool:
+        """True when the ledger lives in a SQLite file."""
+        return self.database_url.startswith("sqlite")
+
+    def provider_ready(self) -> bool:
+        """True when both provider settings are present."""
+        return self.provider_base_url is not None and self.provider_secret_key is not None
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read settings from the environment; raise ConfigError naming the first bad variable."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0]) if error["loc"] else ""
+        message = str(error["msg"]).removeprefix("Value error, ")
+        if not field and ":" in message:
+            field, _, message = message.partition(": ")
+        raise ConfigError(_PREFIX + field.upper(), message) from None

@@ -1,0 +1,1 @@
+"""The webhook receiver: Starlette app, webhook ingest, admin API, health and metrics."""

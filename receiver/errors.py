@@ -1,0 +1,87 @@
+"""Errors of the receiver; each carries the HTTP status it answers with.
+
+ReceiverError
+├── DeliveryRejectedError          the delivery is refused and NOT archived
+│   ├── UnauthenticatedError       401: token, shared secret or signature missing or wrong
+│   └── ForbiddenSourceError       403: the sender's address is not on the allowlist
+├── DeliveryInvalidError           archived, not applied
+│   ├── BodyTooLargeError          413
+│   ├── BodyNotJSONError           400
+│   ├── UnsupportedMediaTypeError  415
+│   └── InvalidEventError          422: JSON that is not a valid event
+└── IngestUnavailableError         503: the ledger could not take the write; the provider retries
+"""
+
+from __future__ import annotations
+
+
+class ReceiverError(Exception):
+    """Base of every error raised by the receiver package."""
+
+    status_code = 500
+    code = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class DeliveryRejectedError(ReceiverError):
+    """The sender failed authentication; nothing is archived."""
+
+
+class UnauthenticatedError(DeliveryRejectedError):
+    """401: missing or wrong path token, shared secret or signature."""
+
+    status_code = 401
+    code = "unauthenticated"
+
+
+class ForbiddenSourceError(DeliveryRejectedError):
+    """403: the delivering address is not allowed."""
+
+    status_code = 403
+    code = "forbidden"
+
+
+class DeliveryInvalidError(ReceiverError):
+    """The delivery passed authentication but cannot be applied; it is archived."""
+
+
+class BodyTooLargeError(DeliveryInvalidError):
+    """413: the body is larger than PAYRECON_MAX_BODY_BYTES."""
+
+    status_code = 413
+    code = "body_too_large"
+
+
+class BodyNotJSONError(DeliveryInvalidError):
+    """400: the body is not JSON."""
+
+    status_code = 400
+    code = "malformed_json"
+
+
+class UnsupportedMediaTypeError(DeliveryInvalidError):
+    """415: the Content-Type is not application/json."""
+
+    status_code = 415
+    code = "unsupported_media_type"
+
+
+class InvalidEventError(DeliveryInvalidError):
+    """422: JSON, but not a valid event; `field` names the offending field."""
+
+    status_code = 422
+    code = "invalid_event"
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class IngestUnavailableError(ReceiverError):
+    """503: the database could not durably take the delivery."""
+
+    status_code = 503
+    code = "unavailable"

@@ -1,0 +1,77 @@
+"""Registering transfers initiated elsewhere: shared by the admin API and the CLI."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+from sqlmodel import Session
+
+from ledger.findings import resolve_finding
+from ledger.queries import ExpectedTransfer, register_expected, transfer_record
+from ledger.types import FindingKind, TransferOrigin
+from receiver.events import MAX_KOBO, MAX_REFERENCE
+
+
+class ExpectedInputError(ValueError):
+    """The registration is malformed; `field` names the culprit."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def _reference(data: Mapping[str, Any], field: str, *, required: bool) -> str | None:
+    value = data.get(field)
+    if value is None or value == "":
+        if required:
+            raise ExpectedInputError(field, "is required")
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ExpectedInputError(field, "must be a non-empty string")
+    value = value.strip()
+    if len(value) > MAX_REFERENCE or any(ord(ch) < 32 for ch in value):
+        raise ExpectedInputError(field, f"must be at most {MAX_REFERENCE} printable characters")
+    return value
+
+
+def _kobo(data: Mapping[str, Any], field: str, *, required: bool) -> int | None:
+    value = data.get(field)
+    if value is None or value == "":
+        if required:
+            raise ExpectedInputError(field, "is required")
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())  # CSV cells and CLI options arrive as text
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_KOBO:
+        raise ExpectedInputError(field, "must be a whole number of kobo from 0 to 2^63-1")
+    return value
+
+
+def parse_expected(data: Mapping[str, Any]) -> ExpectedTransfer:
+    """Validate a registration (JSON body, CSV row or CLI options)."""
+    reference = _reference(data, "reference", required=True)
+    amount = _kobo(data, "amount", required=True)
+    assert reference is not None and amount is not None
+    return ExpectedTransfer(
+        reference=reference,
+        amount=amount,
+        fee=_kobo(data, "fee", required=False),
+        provider_reference=_reference(data, "provider_reference", required=False),
+    )
+
+
+def register(
+    session: Session, expected: ExpectedTransfer, *, now: dt.datetime
+) -> tuple[dict[str, Any], bool]:
+    """Register (idempotently) and return (the transfer record, created). Raises ConflictError."""
+    transfer, created = register_expected(session, expected, now=now)
+    if transfer.origin == TransferOrigin.WEBHOOK.value:
+        # The webhook came before the registration: it is no longer an orphan.
+        transfer.origin = TransferOrigin.EXPECTED.value
+        assert transfer.id is not None
+        resolve_finding(session, transfer_id=transfer.id, kind=FindingKind.ORPHAN_EVENT, now=now)
+    session.flush()
+    return transfer_record(session, transfer), created

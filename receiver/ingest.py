@@ -1,0 +1,135 @@
+"""Group commit: one writer per process batches concurrent deliveries into one transaction.
+
+Each request waits for the commit of the batch holding its delivery, so a 200 still means
+"on disk", but the fsync is shared (a durable commit per request caps throughput far lower).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import structlog
+from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from ledger.db import write_session
+from ledger.errors import LedgerError
+from ledger.types import utcnow
+from receiver.apply import Applied, IncomingDelivery, apply_delivery
+from receiver.errors import IngestUnavailableError
+
+logger = structlog.get_logger(__name__)
+
+
+@dataclass
+class _Pending:
+    delivery: IncomingDelivery
+    future: asyncio.Future[Applied]
+
+
+def _order_key(item: _Pending) -> str:
+    # Lock rows in a stable order so batches of two processes do not deadlock often;
+    # the sort is stable, so deliveries for one reference keep their arrival order.
+    parsed = item.delivery.parsed
+    return (parsed.reference or "") if parsed is not None else ""
+
+
+class GroupCommitWriter:
+    """Owns the only write path of the webhook route in this process."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        batch_max: int = 256,
+        on_batch: Callable[[int, float], None] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.batch_max = batch_max
+        self.on_batch = on_batch
+        self._queue: asyncio.Queue[_Pending] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Start the writer task on the running loop."""
+        self._task = asyncio.create_task(self._run(), name="group-commit-writer")
+
+    async def stop(self) -> None:
+        """Finish what is queued, then stop."""
+        if self._task is None:
+            return
+        await self._queue.join()
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._task = None
+
+    async def submit(self, delivery: IncomingDelivery) -> Applied:
+        """Queue a delivery and wait until its batch is committed (or failed)."""
+        if self._task is None or self._task.done():
+            raise IngestUnavailableError("the receiver is not accepting deliveries")
+        future: asyncio.Future[Applied] = asyncio.get_running_loop().create_future()
+        await self._queue.put(_Pending(delivery, future))
+        return await future
+
+    async def _run(self) -> None:
+        while True:
+            first = await self._queue.get()
+            batch = [first]
+            while len(batch) < self.batch_max:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except asyncio.QueueEmpty:
+                    break
+            try:
+                started = time.perf_counter()
+                results = await asyncio.to_thread(self._commit, batch)
+                if self.on_batch is not None:
+                    self.on_batch(len(batch), time.perf_counter() - started)
+                for item, result in zip(batch, results, strict=True):
+                    if not item.future.done():
+                        if isinstance(result, Exception):
+                            item.future.set_exception(result)
+                        else:
+                            item.future.set_result(result)
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+
+    def _commit(self, batch: list[_Pending]) -> list[Applied | Exception]:
+        """Commit the batch in one transaction; on failure retry each delivery on its own."""
+        ordered = sorted(batch, key=_order_key)
+        try:
+            results = self._transaction([item.delivery for item in ordered])
+        except (SQLAlchemyError, LedgerError, RuntimeError) as exc:
+            if len(batch) == 1:
+                return [self._unavailable(exc)]
+            # One bad delivery, a deadlock or a lost connection must not fail its neighbours.
+            logger.warning(
+                "batch failed; retrying deliveries one by one",
+                size=len(batch),
+                error=type(exc).__name__,
+            )
+            return [self._single(item.delivery) for item in batch]
+        by_item = {id(item): result for item, result in zip(ordered, results, strict=True)}
+        return [by_item[id(item)] for item in batch]
+
+    def _single(self, delivery: IncomingDelivery) -> Applied | Exception:
+        try:
+            return self._transaction([delivery])[0]
+        except (SQLAlchemyError, LedgerError, RuntimeError) as exc:
+            return self._unavailable(exc)
+
+    def _transaction(self, deliveries: list[IncomingDelivery]) -> list[Applied]:
+        now = utcnow()
+        with write_session(self.engine) as session:
+            return [apply_delivery(session, delivery, now=now) for delivery in deliveries]
+
+    @staticmethod
+    def _unavailable(exc: Exception) -> Exception:
+        logger.error("delivery not committed", error=type(exc).__name__, detail=str(exc)[:300])
+        return IngestUnavailableError("the ledger could not store the delivery; retry later")

@@ -1,0 +1,1 @@
+"""Reconciliation: confirm transfers against the provider, raise findings, alert, report."""

@@ -1,0 +1,90 @@
+"""Fresh, migrated ledger databases for tests, on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+from pathlib import Path
+
+import psycopg
+from sqlalchemy.engine import make_url
+
+from ledger.migrate import upgrade
+
+DEFAULT_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+_counter = itertools.count()
+
+
+def postgres_admin_url() -> str:
+    """The URL of a PostgreSQL database we may connect to in order to create others."""
+    return os.environ.get("PAYRECON_TEST_POSTGRES_URL", DEFAULT_ADMIN_URL)
+
+
+def postgres_available() -> bool:
+    """True when the test PostgreSQL server answers."""
+    try:
+        with psycopg.connect(_libpq(postgres_admin_url()), connect_timeout=3):
+            return True
+    except psycopg.Error:
+        return False
+
+
+def _libpq(url: str) -> str:
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def _admin_execute(sql: str) -> None:
+    with psycopg.connect(_libpq(postgres_admin_url()), autocommit=True) as conn:
+        conn.execute(sql)  # type: ignore[arg-type]
+
+
+class PostgresFactory:
+    """Creates databases from one migrated template (CREATE DATABASE … TEMPLATE is fast)."""
+
+    def __init__(self) -> None:
+        self.prefix = f"payrecon_t{os.getpid()}"
+        self.template = f"{self.prefix}_template"
+        self.created: list[str] = []
+        _admin_execute(f"DROP DATABASE IF EXISTS {self.template}")
+        _admin_execute(f"CREATE DATABASE {self.template}")
+        self.created.append(self.template)
+        upgrade(self.url_of(self.template))
+
+    def url_of(self, name: str) -> str:
+        """The SQLAlchemy URL of database `name` on the test server."""
+        return (
+            make_url(postgres_admin_url()).set(database=name).render_as_string(hide_password=False)
+        )
+
+    def new(self) -> str:
+        """A fresh migrated database; its URL."""
+        name = f"{self.prefix}_{next(_counter)}"
+        _admin_execute(f"DROP DATABASE IF EXISTS {name}")
+        _admin_execute(f"CREATE DATABASE {name} TEMPLATE {self.template}")
+        self.created.append(name)
+        return self.url_of(name)
+
+    def drop_all(self) -> None:
+        """Drop every database this factory made (closing their connections first)."""
+        for name in reversed(self.created):
+            _admin_execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                f"WHERE datname = '{name}' AND pid <> pg_backend_pid()"
+            )
+            _admin_execute(f"DROP DATABASE IF EXISTS {name}")
+
+
+class SqliteFactory:
+    """Copies one migrated SQLite file for each test."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.template = directory / "template.db"
+        upgrade(f"sqlite:///{self.template}")
+
+    def new(self) -> str:
+        """A fresh migrated database file; its URL."""
+        path = self.directory / f"ledger-{next(_counter)}.db"
+        shutil.copyfile(self.template, path)
+        return f"sqlite:///{path}"
