@@ -38,6 +38,10 @@ class Redactor:
         return {key: self._scrub(value) for key, value in event_dict.items()}
 
 
+def _stderr_logger(*_args: Any) -> structlog.PrintLogger:
+    return structlog.PrintLogger(sys.stderr)
+
+
 def configure_logging(
     *, secrets: Iterable[str] = (), level: int = logging.INFO, json: bool | None = None
 ) -> None:
@@ -59,7 +63,8 @@ def configure_logging(
     structlog.configure(
         processors=[*shared, structlog.processors.format_exc_info, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        # Resolve sys.stderr per logger so a replaced stream (tests, daemons) is honoured.
+        logger_factory=_stderr_logger,
         cache_logger_on_first_use=False,
     )
     # Library loggers (uvicorn, alembic, apprise) go through the same redaction and format.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,8 @@ MAX_KOBO = 2**63 - 1
 MAX_REFERENCE = 100
 MAX_EVENT_NAME = 64
 MAX_REASON = 2000
+# Control characters break logs and PostgreSQL text (NUL); lone surrogates cannot be encoded.
+_UNSAFE = re.compile("[\x00-\x1f\ud800-\udfff]")
 
 # Which status each handled event must carry (spec: Events table).
 _EVENT_STATUS = {
@@ -80,7 +83,7 @@ def _clean_text(value: Any, field: str, *, limit: int, required: bool) -> str | 
         raise InvalidEventError(f"{field} must not be empty", field)
     if len(value) > limit:
         raise InvalidEventError(f"{field} is longer than {limit} characters", field)
-    if any(ord(ch) < 32 or 0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+    if _UNSAFE.search(value):
         raise InvalidEventError(f"{field} contains control or unpaired surrogate characters", field)
     return value
 

@@ -20,6 +20,7 @@ from ledger.db import write_session
 from ledger.errors import LedgerError
 from ledger.types import utcnow
 from receiver.apply import Applied, IncomingDelivery, apply_delivery
+from receiver.batch import apply_batch
 from receiver.errors import IngestUnavailableError
 
 logger = structlog.get_logger(__name__)
@@ -104,11 +105,13 @@ class GroupCommitWriter:
         """Commit the batch in one transaction; on failure retry each delivery on its own."""
         ordered = sorted(batch, key=_order_key)
         try:
-            results = self._transaction([item.delivery for item in ordered])
-        except (SQLAlchemyError, LedgerError, RuntimeError) as exc:
-            if len(batch) == 1:
-                return [self._unavailable(exc)]
-            # One bad delivery, a deadlock or a lost connection must not fail its neighbours.
+            results = self._batch([item.delivery for item in ordered])
+        except LedgerError as exc:
+            # The database is unreachable or refused the write: every delivery gets 503.
+            return [self._unavailable(exc) for _ in batch]
+        except (SQLAlchemyError, RuntimeError) as exc:
+            # A race with another process, a deadlock or one bad delivery must not fail its
+            # neighbours: fall back to the per-delivery path, one transaction each.
             logger.warning(
                 "batch failed; retrying deliveries one by one",
                 size=len(batch),
@@ -123,6 +126,11 @@ class GroupCommitWriter:
             return self._transaction([delivery])[0]
         except (SQLAlchemyError, LedgerError, RuntimeError) as exc:
             return self._unavailable(exc)
+
+    def _batch(self, deliveries: list[IncomingDelivery]) -> list[Applied]:
+        now = utcnow()
+        with write_session(self.engine) as session:
+            return apply_batch(session, deliveries, now=now)
 
     def _transaction(self, deliveries: list[IncomingDelivery]) -> list[Applied]:
         now = utcnow()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlmodel import Session
 
 from ledger.models import Delivery, Transfer, WebhookEvent
@@ -61,34 +61,53 @@ def replay(session: Session, *, since: dt.datetime | None, now: dt.datetime) -> 
             .where(table.c.id.in_(chunk), table.c.confirmed.is_(False))
             .values(status=TransferStatus.PENDING.value, failure_reason=None)
         )
-    first_delivery = dict(
-        session.execute(
-            select(Delivery.event_id, func.min(Delivery.id))  # type: ignore[call-overload]
-            .where(Delivery.event_id.is_not(None))  # type: ignore[union-attr]
-            .group_by(Delivery.event_id)
+    done: set[int] = set()
+    for start in range(0, len(transfer_ids), BATCH):
+        chunk = transfer_ids[start : start + BATCH]
+        rows = session.execute(
+            select(Delivery.id, Delivery.body, Delivery.event_id, Delivery.webhook_id)  # type: ignore[call-overload]
+            .where(Delivery.transfer_id.in_(chunk), *where[:2])  # type: ignore[union-attr]
+            .order_by(Delivery.id)
         ).all()
-    )
-    rows = session.execute(
-        select(Delivery.id, Delivery.body, Delivery.event_id, Delivery.webhook_id)  # type: ignore[call-overload]
-        .where(Delivery.transfer_id.in_(transfer_ids) if since is not None else True, *where)  # type: ignore[union-attr]
-        .order_by(Delivery.id)
-        .execution_options(yield_per=BATCH)
-    )
-    for delivery_id, body, event_id, webhook_id in rows:
-        summary.deliveries += 1
-        try:
-            event = parse_event(bytes(body))
-        except DeliveryInvalidError:
-            continue
-        if not isinstance(event, TransferEvent):
-            continue
-        if event_id is None:
-            # The archive holds a delivery whose logical event is gone: record it again.
-            apply_event(session, event, webhook_id=webhook_id, now=now)
-            summary.recreated += 1
-        elif first_delivery.get(event_id) == delivery_id:
-            stored = session.get(WebhookEvent, event_id)
-            if stored is not None:
-                reapply_outcome(session, event, stored.transfer_id, now=now)
-                summary.reapplied += 1
+        for delivery_id, body, event_id, webhook_id in rows:
+            summary.deliveries += 1
+            _replay_one(session, summary, done, delivery_id, bytes(body), event_id, webhook_id, now)
     return summary
+
+
+def _replay_one(
+    session: Session,
+    summary: ReplaySummary,
+    done: set[int],
+    delivery_id: int,
+    body: bytes,
+    event_id: int | None,
+    webhook_id: str | None,
+    now: dt.datetime,
+) -> None:
+    try:
+        event = parse_event(body)
+    except DeliveryInvalidError:
+        return
+    if not isinstance(event, TransferEvent):
+        return
+    if event_id is None:
+        # The archive holds a delivery whose logical event is gone: record it again and
+        # link the archived delivery to it (the raw body itself is never changed).
+        applied = apply_event(session, event, webhook_id=webhook_id, now=now)
+        table = Delivery.__table__  # type: ignore[attr-defined]
+        session.execute(
+            update(table).where(table.c.id == delivery_id).values(event_id=applied.event_id)
+        )
+        if applied.outcome is DeliveryOutcome.ACCEPTED and applied.event_id is not None:
+            done.add(applied.event_id)
+            summary.recreated += 1
+            return
+        event_id = applied.event_id
+    # Deliveries come in arrival order, so the first one seen of an event is the applied one.
+    if event_id is not None and event_id not in done:
+        done.add(event_id)
+        stored = session.get(WebhookEvent, event_id)
+        if stored is not None:
+            reapply_outcome(session, event, stored.transfer_id, now=now)
+            summary.reapplied += 1

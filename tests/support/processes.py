@@ -22,8 +22,9 @@ def payrecon_env(**settings: str) -> dict[str, str]:
     return env
 
 
-def start_serve(env: dict[str, str], *, port: int | None = None, log: Path | None = None
-                ) -> tuple[subprocess.Popen[bytes], int]:
+def start_serve(
+    env: dict[str, str], *, port: int | None = None, log: Path | None = None
+) -> tuple[subprocess.Popen[bytes], int]:
     """Start `payrecon serve` on a free port and wait until it listens."""
     port = port or free_port()
     output = log.open("ab") if log is not None else subprocess.DEVNULL

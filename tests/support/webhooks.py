@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 
-def success_body(reference: str, *, merchant_reference: str | None = None, amount: int = 100_000,
-                 fee: int = 1000) -> dict[str, Any]:
+def success_body(
+    reference: str, *, merchant_reference: str | None = None, amount: int = 100_000, fee: int = 1000
+) -> dict[str, Any]:
     """A `transfer.success` body."""
     return {
         "event": "transfer.success",
@@ -21,8 +22,9 @@ def success_body(reference: str, *, merchant_reference: str | None = None, amoun
     }
 
 
-def failed_body(reference: str, *, merchant_reference: str | None = None,
-                reason: str = "Account not found") -> dict[str, Any]:
+def failed_body(
+    reference: str, *, merchant_reference: str | None = None, reason: str = "Account not found"
+) -> dict[str, Any]:
     """A `transfer.failed` body."""
     return {
         "event": "transfer.failed",

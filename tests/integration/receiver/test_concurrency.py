@@ -68,13 +68,18 @@ def test_two_receiver_processes_on_one_database_apply_each_event_once(
     """The same events sent to two receiver processes sharing PostgreSQL are applied once."""
     env = payrecon_env(database_url=postgres_url)
     bodies = [encode(success_body(f"P{i:03d}")) for i in range(300)]
-    with serving(env, log=tmp_path / "a.log") as first, serving(env, log=tmp_path / "b.log") as second:
+    with (
+        serving(env, log=tmp_path / "a.log") as first,
+        serving(env, log=tmp_path / "b.log") as second,
+    ):
         results: dict[str, list[str]] = {}
 
         def run(name: str, url: str) -> None:
             results[name] = _fire(url, bodies, threads=8)
 
-        workers = [threading.Thread(target=run, args=(n, u)) for n, u in (("a", first), ("b", second))]
+        workers = [
+            threading.Thread(target=run, args=(n, u)) for n, u in (("a", first), ("b", second))
+        ]
         for worker in workers:
             worker.start()
         for worker in workers:
@@ -85,14 +90,18 @@ def test_two_receiver_processes_on_one_database_apply_each_event_once(
     engine = create_db_engine(postgres_url)
     try:
         with read_session(engine) as session:
-            assert session.execute(select(func.count()).select_from(WebhookEvent)).scalar_one() == 300
+            assert (
+                session.execute(select(func.count()).select_from(WebhookEvent)).scalar_one() == 300
+            )
             assert session.execute(select(func.count()).select_from(Transfer)).scalar_one() == 300
             assert session.execute(select(func.count()).select_from(Delivery)).scalar_one() == 600
     finally:
         engine.dispose()
 
 
-def test_kill_9_during_load_loses_no_acknowledged_delivery(database_url: str, tmp_path: Path) -> None:
+def test_kill_9_during_load_loses_no_acknowledged_delivery(
+    database_url: str, tmp_path: Path
+) -> None:
     """Kill the server twice mid-load and restart it: every 2xx-acknowledged event is stored."""
     env = payrecon_env(database_url=database_url)
     total = 5000

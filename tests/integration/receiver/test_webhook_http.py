@@ -57,18 +57,26 @@ def test_an_unknown_event_type_is_ignored_and_archived(receiver_url: str, engine
     [
         (b"{not json", "application/json", 400),
         (b"{}", "text/plain", 415),
-        (b'{"event": "transfer.success", "data": {"reference": "R", "amount": 1.5, '
-         b'"fee": 1, "status": "successful"}}', "application/json", 422),
-        (b'{"event": "transfer.failed", "data": {"reference": "R", "status": "paid"}}',
-         "application/json", 422),
+        (
+            b'{"event": "transfer.success", "data": {"reference": "R", "amount": 1.5, '
+            b'"fee": 1, "status": "successful"}}',
+            "application/json",
+            422,
+        ),
+        (
+            b'{"event": "transfer.failed", "data": {"reference": "R", "status": "paid"}}',
+            "application/json",
+            422,
+        ),
     ],
 )
 def test_bad_bodies_get_clear_errors_and_are_archived(
     receiver_url: str, engine: Engine, body: bytes, content_type: str, status: int
 ) -> None:
     """Malformed JSON is 400, a wrong media type 415, an invalid event 422; all archived."""
-    response = httpx.post(f"{receiver_url}/webhook", content=body,
-                          headers={"content-type": content_type})
+    response = httpx.post(
+        f"{receiver_url}/webhook", content=body, headers={"content-type": content_type}
+    )
     assert response.status_code == status
     assert response.json()["status"] == "error" and response.json()["message"]
     assert _count(engine, Delivery) == 1
@@ -78,9 +86,11 @@ def test_bad_bodies_get_clear_errors_and_are_archived(
 def test_a_body_over_the_limit_is_413_even_when_streamed(start_receiver: StartReceiver) -> None:
     """The limit is counted while streaming: a chunked body without a length still gets 413."""
     with start_receiver(max_body_bytes=1024) as url:
+
         def chunks():  # type: ignore[no-untyped-def]
             for _ in range(64):
                 yield b" " * 512
+
         response = httpx.post(f"{url}/webhook", content=chunks(), headers=JSON)
         declared = _post(url, b" " * 2048)
     assert response.status_code == 413
@@ -95,13 +105,19 @@ def test_other_methods_are_405(receiver_url: str) -> None:
         assert response.json()["error"] == "method_not_allowed"
 
 
-def test_the_path_token_hides_the_plain_route(start_receiver: StartReceiver, engine: Engine) -> None:
+def test_the_path_token_hides_the_plain_route(
+    start_receiver: StartReceiver, engine: Engine
+) -> None:
     """With a token, /webhook is 404, a wrong token 401 and not archived, the right one 200."""
     token = "Tok" + "x" * 29
     with start_receiver(webhook_token=token) as url:
         plain = _post(url, encode(success_body("T1")))
-        wrong = httpx.post(f"{url}/webhook/{'y' * 32}", content=encode(success_body("T1")), headers=JSON)
-        right = httpx.post(f"{url}/webhook/{token}", content=encode(success_body("T1")), headers=JSON)
+        wrong = httpx.post(
+            f"{url}/webhook/{'y' * 32}", content=encode(success_body("T1")), headers=JSON
+        )
+        right = httpx.post(
+            f"{url}/webhook/{token}", content=encode(success_body("T1")), headers=JSON
+        )
     assert (plain.status_code, wrong.status_code, right.status_code) == (404, 401, 200)
     assert _count(engine, Delivery) == 1
 
@@ -121,16 +137,22 @@ def test_shared_secret_and_hmac_are_both_required_when_set(
     assert _count(engine, Delivery) == 1
 
 
-def test_standard_webhooks_dedupe_on_webhook_id(start_receiver: StartReceiver, engine: Engine) -> None:
+def test_standard_webhooks_dedupe_on_webhook_id(
+    start_receiver: StartReceiver, engine: Engine
+) -> None:
     """A signed delivery passes; the same webhook-id again is a duplicate."""
     secret = "whsec_" + base64.b64encode(b"k" * 24).decode()
     body = encode(success_body("T3"))
 
     def headers(msg_id: str) -> dict[str, str]:
         import datetime as dt
+
         now = dt.datetime.now(dt.UTC)
-        return {"webhook-id": msg_id, "webhook-timestamp": str(int(now.timestamp())),
-                "webhook-signature": Webhook(secret).sign(msg_id, now, body.decode())}
+        return {
+            "webhook-id": msg_id,
+            "webhook-timestamp": str(int(now.timestamp())),
+            "webhook-signature": Webhook(secret).sign(msg_id, now, body.decode()),
+        }
 
     with start_receiver(webhook_standard_secret=secret) as url:
         unsigned = _post(url, body)
@@ -172,8 +194,9 @@ def test_both_outcomes_and_conflicting_copies_raise_findings(
     _post(receiver_url, encode(success_body("T6", amount=500)))
     _post(receiver_url, encode(failed_body("T6")))
     changed = _post(receiver_url, encode(success_body("T6", amount=999)))
-    record = httpx.get(f"{receiver_url}/api/transfers/T6",
-                       headers={"authorization": f"Bearer {ADMIN}"}).json()
+    record = httpx.get(
+        f"{receiver_url}/api/transfers/T6", headers={"authorization": f"Bearer {ADMIN}"}
+    ).json()
     kinds = sorted(f["kind"] for f in record["findings"])
     assert changed.status_code == 200
     assert kinds == ["conflicting_delivery", "orphan_event", "status_conflict"]

@@ -72,7 +72,9 @@ def test_hmac_sha512_of_the_raw_body_is_verified() -> None:
         check_body(policy, {"x-webhook-signature": good}, body + b" ")
 
 
-def _standard_headers(secret: str, body: bytes, *, at: int, msg_id: str = "msg_1") -> dict[str, str]:
+def _standard_headers(
+    secret: str, body: bytes, *, at: int, msg_id: str = "msg_1"
+) -> dict[str, str]:
     signature = Webhook(secret).sign(msg_id, _dt(at), body.decode())
     return {"webhook-id": msg_id, "webhook-timestamp": str(at), "webhook-signature": signature}
 
@@ -95,4 +97,6 @@ def test_standard_webhooks_signatures_are_verified_within_tolerance() -> None:
     with pytest.raises(UnauthenticatedError):
         check_body(policy, _standard_headers(secret, body, at=now - 301), body)
     with pytest.raises(UnauthenticatedError):
-        check_body(policy, {"webhook-id": "a", "webhook-timestamp": "x", "webhook-signature": "v1"}, body)
+        check_body(
+            policy, {"webhook-id": "a", "webhook-timestamp": "x", "webhook-signature": "v1"}, body
+        )

@@ -1,0 +1,193 @@
+"""Receiver throughput and latency against a bare Starlette ceiling, in one run.
+
+Each server runs pinned to CPU 0 and wrk (64 connections, unique events) to CPU 1, so the
+load generator is not the bottleneck. Figures are written to bench/results/receiver.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.support.servers import free_port, wait_for_port  # noqa: E402
+
+DURATION = int(os.environ.get("BENCH_SECONDS", "10"))
+CONNECTIONS = 64
+PG_ADMIN = os.environ.get("PAYRECON_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+@dataclass
+class Result:
+    """One wrk run."""
+
+    name: str
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    non_2xx: int
+
+
+def _ms(text: str) -> float:
+    number, unit = re.match(r"([\d.]+)(\w+)", text).groups()  # type: ignore[union-attr]
+    return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def run_wrk(name: str, port: int) -> Result:
+    """Warm up, then load the server for DURATION seconds."""
+    script = str(ROOT / "bench" / "unique_events.lua")
+    base = [
+        "taskset",
+        "-c",
+        "1",
+        "wrk",
+        "-t",
+        "2",
+        "-c",
+        str(CONNECTIONS),
+        "-s",
+        script,
+        "--latency",
+        "--timeout",
+        "5s",
+    ]
+    subprocess.run([*base, "-d", "2s", f"http://127.0.0.1:{port}"], capture_output=True, check=True)
+    out = subprocess.run(
+        [*base, "-d", f"{DURATION}s", f"http://127.0.0.1:{port}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    p50 = _ms(re.search(r"50%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
+    p99 = _ms(re.search(r"99%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return Result(name, rps, p50, p99, int(bad.group(1)) if bad else 0)
+
+
+def serve(command: list[str], env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+    """Start a server pinned to CPU 0 and wait for it."""
+    process = subprocess.Popen(
+        ["taskset", "-c", "0", *command],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_for_port(port, timeout=30)
+    return process
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop a server."""
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def bench_bare() -> Result:
+    """The ceiling."""
+    port = free_port()
+    process = serve(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            "bench.bare_app:create_app",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ],
+        {**os.environ, "PYTHONPATH": str(ROOT)},
+        port,
+    )
+    try:
+        return run_wrk("bare Starlette JSON endpoint (ceiling)", port)
+    finally:
+        stop(process)
+
+
+def bench_receiver(name: str, database_url: str) -> Result:
+    """The full receiver: validation, raw archive, event and transfer rows, durable commit."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAYRECON_")}
+    env["PAYRECON_DATABASE_URL"] = database_url
+    subprocess.run(
+        [sys.executable, "-m", "payrecon", "db", "upgrade"],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    process = serve([sys.executable, "-m", "payrecon", "serve", "--port", str(port)], env, port)
+    try:
+        return run_wrk(name, port)
+    finally:
+        stop(process)
+
+
+def _pg_database() -> str | None:
+    try:
+        with psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=3) as conn:
+            conn.execute("DROP DATABASE IF EXISTS payrecon_bench")
+            conn.execute("CREATE DATABASE payrecon_bench")
+    except psycopg.Error as exc:
+        print(f"PostgreSQL unavailable, skipping: {exc}")
+        return None
+    return (
+        PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://")
+        + "/payrecon_bench"
+    )
+
+
+def main() -> None:
+    """Run the three measurements side by side and record them."""
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is not installed (make bench installs it)")
+    workdir = Path(tempfile.mkdtemp(prefix="payrecon-bench-"))
+    results = [bench_bare()]
+    results.append(
+        bench_receiver("receiver, SQLite (WAL, synchronous=FULL)", f"sqlite:///{workdir}/bench.db")
+    )
+    pg = _pg_database()
+    if pg:
+        results.append(bench_receiver("receiver, PostgreSQL", pg))
+    ceiling = results[0].rps
+    lines = [
+        "Command: `make bench` (bench/bench_receiver.py), "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores; "
+        f"server pinned to CPU 0, wrk -t2 -c{CONNECTIONS} -d{DURATION}s pinned to CPU 1, "
+        "unique transfer.success events.",
+        "",
+        "| server | requests/s | × ceiling | p50 ms | p99 ms | non-2xx |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.name} | {r.rps:,.0f} | {r.rps / ceiling:.2f} | {r.p50_ms:.2f} | "
+            f"{r.p99_ms:.2f} | {r.non_2xx} |"
+        )
+    text = "\n".join(lines) + "\n"
+    print(text)
+    out = ROOT / "bench" / "results"
+    out.mkdir(exist_ok=True)
+    (out / "receiver.md").write_text(text)
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
