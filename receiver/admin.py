@@ -126,3 +126,50 @@ async def post_expected(request: Request) -> Response:
     except LedgerError as exc:
         return api_error(503, "unavailable", f"ledger unavailable: {exc}")
     return JSONResponse(record, status_code=201 if created else 200)
+
+
+_PAYOUT_FIELDS = ("amount", "bank_code", "account_number", "reference")
+
+
+async def post_payout(request: Request) -> Response:
+    """`POST /api/transfers`: name enquiry then initiation (as `payrecon transfer send`); 201."""
+    from reconcile.errors import PayoutError
+    from reconcile.payouts import PayoutRequest, send_payout
+
+    factory = request.app.state.payout_client_factory
+    if factory is None:
+        return api_error(
+            503,
+            "provider_not_configured",
+            "payouts need PAYRECON_PROVIDER_BASE_URL and PAYRECON_PROVIDER_SECRET_KEY",
+        )
+    body = await json_body(request)
+    if isinstance(body, JSONResponse):
+        return body
+    missing = [name for name in _PAYOUT_FIELDS if name not in body]
+    if missing:
+        return api_error(422, "invalid", f"{missing[0]} is required", field=missing[0])
+    amount = body["amount"]
+    if isinstance(amount, bool) or not isinstance(amount, int):
+        return api_error(422, "invalid", "amount must be an integer number of kobo", field="amount")
+    for name in ("bank_code", "account_number", "reference"):
+        if not isinstance(body[name], str):
+            return api_error(422, "invalid", f"{name} must be a string", field=name)
+    payout = PayoutRequest(amount, body["bank_code"], body["account_number"], body["reference"])
+
+    def pay() -> dict[str, Any]:
+        with factory() as client:
+            result = send_payout(_engine(request), client, payout, now=utcnow())
+        with read_session(_engine(request)) as session:
+            transfer = find_transfer(session, result.reference)
+            assert transfer is not None
+            return {"created": result.created, **transfer_record(session, transfer)}
+
+    try:
+        record = await run_in_threadpool(pay)
+    except PayoutError as exc:
+        return api_error(exc.kind.http_status, exc.kind.value, str(exc), reference=payout.reference)
+    except LedgerError as exc:
+        return api_error(503, "unavailable", f"ledger unavailable: {exc}")
+    created = record.pop("created")
+    return JSONResponse(record, status_code=201 if created else 200)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from sqlalchemy import Engine
@@ -79,6 +79,7 @@ def _routes() -> list[Route]:
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
         Route("/api/transfers", admin_only(admin.list_transfer_page), methods=["GET"]),
+        Route("/api/transfers", admin_only(admin.post_payout), methods=["POST"]),
         Route("/api/transfers/expected", admin_only(admin.post_expected), methods=["POST"]),
         Route("/api/transfers/{reference}", admin_only(admin.get_transfer), methods=["GET"]),
     ]
@@ -93,8 +94,17 @@ def _routes() -> list[Route]:
     ]
 
 
-def create_app(settings: Settings, *, engine: Engine | None = None) -> Starlette:
-    """Build the receiver for `settings`; the engine is created here unless one is given."""
+def create_app(
+    settings: Settings,
+    *,
+    engine: Engine | None = None,
+    payout_client_factory: Callable[[], Any] | None = None,
+) -> Starlette:
+    """Build the receiver for `settings`; the engine is created here unless one is given.
+
+    `payout_client_factory` makes a provider client for `POST /api/transfers`; without one that
+    route answers 503 (serving webhooks needs no provider settings).
+    """
     own_engine = engine is None
     engine = engine or create_db_engine(settings.database_url)
     receiver_metrics = create_metrics()
@@ -124,6 +134,7 @@ def create_app(settings: Settings, *, engine: Engine | None = None) -> Starlette
     app.state.settings = settings
     app.state.engine = engine
     app.state.admin_token = _secret(settings.admin_token)
+    app.state.payout_client_factory = payout_client_factory
     app.state.webhook = WebhookState(
         policy=sender_policy(settings),
         writer=writer,

@@ -14,11 +14,13 @@ from payrecon.context import app_context
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int) -> None:
     """Run the receiver: webhook, admin API, reports page, health and metrics."""
+    from payrecon.clients import make_client
     from receiver.app import create_app
 
     app_ctx = app_context(ctx)
     settings = app_ctx.settings()
-    app = create_app(settings, engine=app_ctx.engine())
+    factory = (lambda: make_client(settings)) if settings.provider_ready() else None
+    app = create_app(settings, engine=app_ctx.engine(), payout_client_factory=factory)
     uvicorn.run(
         app,
         host=host,
