@@ -1,0 +1,27 @@
+"""Provider clients built from settings (the composition root's only way to make one)."""
+
+from __future__ import annotations
+
+from payrecon.errors import ConfigError
+from payrecon.settings import Settings
+from provider.client import AsyncProviderClient, ProviderClient
+
+
+def _provider_settings(settings: Settings) -> tuple[str, str]:
+    if settings.provider_base_url is None:
+        raise ConfigError("PAYRECON_PROVIDER_BASE_URL", "is not set")
+    if settings.provider_secret_key is None:
+        raise ConfigError("PAYRECON_PROVIDER_SECRET_KEY", "is not set")
+    return settings.provider_base_url, settings.provider_secret_key.get_secret_value()
+
+
+def make_client(settings: Settings) -> ProviderClient:
+    """A ProviderClient for the configured provider; ConfigError naming what is missing."""
+    base_url, secret_key = _provider_settings(settings)
+    return ProviderClient(base_url, secret_key, timeout=settings.provider_timeout)
+
+
+def make_async_client(settings: Settings) -> AsyncProviderClient:
+    """An AsyncProviderClient for the configured provider; ConfigError naming what is missing."""
+    base_url, secret_key = _provider_settings(settings)
+    return AsyncProviderClient(base_url, secret_key, timeout=settings.provider_timeout)
