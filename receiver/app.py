@@ -17,7 +17,7 @@ from starlette.routing import Route
 
 from ledger.db import create_db_engine, ping
 from payrecon.settings import Settings
-from receiver import admin
+from receiver import admin, reports
 from receiver.adminauth import admin_only
 from receiver.auth import SenderPolicy
 from receiver.ingest import GroupCommitWriter
@@ -72,7 +72,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 def _routes() -> list[Route]:
-    routes = [
+    return [
         Route("/webhook", receive_webhook, methods=["POST"]),
         Route("/webhook/{token}", receive_webhook, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
@@ -82,12 +82,6 @@ def _routes() -> list[Route]:
         Route("/api/transfers", admin_only(admin.post_payout), methods=["POST"]),
         Route("/api/transfers/expected", admin_only(admin.post_expected), methods=["POST"]),
         Route("/api/transfers/{reference}", admin_only(admin.get_transfer), methods=["GET"]),
-    ]
-    try:  # TEMPORARY until receiver.reports lands
-        from receiver import reports
-    except ImportError:
-        return routes
-    return routes + [
         Route("/api/reports/summary", admin_only(reports.summary_api), methods=["GET"]),
         Route("/reports", admin_only(reports.reports_page), methods=["GET"]),
         Route("/reports/findings/{id:int}/ack", admin_only(reports.acknowledge), methods=["POST"]),

@@ -1,0 +1,153 @@
+"""The finance report over HTTP: the HTML page, the JSON summary and acknowledging a finding.
+
+Plain handlers; the app mounts them behind the admin-token check (which also refuses
+cross-origin POSTs), so nothing here authenticates.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import parse_qs, urlencode
+
+from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError, OperationalError
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from ledger.db import read_session, write_session
+from ledger.errors import DatabaseUnavailableError
+from ledger.findings import acknowledge_finding
+from ledger.types import utcnow
+from reconcile.reports.errors import PeriodError
+from reconcile.reports.html import PageForms, render_html
+from reconcile.reports.period import Period, parse_period
+from reconcile.reports.summary import DEFAULT_STALE_AFTER, compute_report
+
+MAX_FORM_BYTES = 16 * 1024
+MAX_NOTE_CHARS = 2000
+# The page is self-contained: no script at all, styles inline, forms only back to us.
+PAGE_POLICY = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+
+
+def _error(status: int, error: str, message: str) -> JSONResponse:
+    return JSONResponse({"status": "error", "error": error, "message": message}, status)
+
+
+def _engine(request: Request) -> Engine:
+    engine: Engine = request.app.state.engine
+    return engine
+
+
+def _stale_after(request: Request) -> int:
+    settings = getattr(request.app.state, "settings", None)
+    return int(getattr(settings, "stale_after", DEFAULT_STALE_AFTER))
+
+
+def _period(values: Any) -> Period:
+    return parse_period(
+        values.get("since") or None, values.get("until") or None, names=("since", "until")
+    )
+
+
+async def summary_api(request: Request) -> Response:
+    """`GET /api/reports/summary?since=&until=`: the same JSON as `report --format json`."""
+    try:
+        period = _period(request.query_params)
+    except PeriodError as exc:
+        return _error(400, "invalid_period", str(exc))
+
+    def load() -> dict[str, Any]:
+        with read_session(_engine(request)) as session:
+            report = compute_report(session, period, stale_after=_stale_after(request))
+            return report.as_dict()
+
+    try:
+        summary = await run_in_threadpool(load)
+    except (OperationalError, DBAPIError):
+        return _error(503, "database_unavailable", "the ledger database is not answering")
+    return JSONResponse(summary)
+
+
+async def reports_page(request: Request) -> Response:
+    """`GET /reports?since=&until=`: the HTML report with a period picker and ack forms."""
+    try:
+        period = _period(request.query_params)
+    except PeriodError as exc:
+        return _error(400, "invalid_period", str(exc))
+    now = utcnow()
+
+    def render() -> str:
+        with read_session(_engine(request)) as session:
+            report = compute_report(session, period, stale_after=_stale_after(request), now=now)
+        return render_html(report, now=now, forms=PageForms(base_path=request.url.path))
+
+    try:
+        page = await run_in_threadpool(render)
+    except (OperationalError, DBAPIError):
+        return _error(503, "database_unavailable", "the ledger database is not answering")
+    return HTMLResponse(
+        page, headers={"Content-Security-Policy": PAGE_POLICY, "Cache-Control": "no-store"}
+    )
+
+
+async def _form(request: Request) -> dict[str, str]:
+    # Parsed by hand: Starlette's form parser needs python-multipart for urlencoded bodies too.
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            raise ValueError("form too large")
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media == "application/json":
+        data = json.loads(body or b"{}")
+        if not isinstance(data, dict):
+            raise ValueError("body must be a JSON object")
+        return {str(k): str(v) for k, v in data.items() if v is not None}
+    if media not in ("application/x-www-form-urlencoded", ""):
+        raise ValueError("send the note as a form (application/x-www-form-urlencoded) or JSON")
+    fields = parse_qs(body.decode("utf-8"), keep_blank_values=True)
+    return {key: values[-1] for key, values in fields.items()}
+
+
+def _back_to_page(request: Request, period: Period) -> str:
+    # /reports/findings/{id}/ack → /reports, wherever the app is mounted.
+    path = request.url.path
+    base = path[: path.rfind("/findings/")] or "/reports"
+    query = urlencode({k: v for k, v in period.as_dict().items() if v})
+    return f"{base}?{query}" if query else base
+
+
+async def acknowledge(request: Request) -> Response:
+    """`POST /reports/findings/{id}/ack` with a `note`: acknowledge; 303 back to the page."""
+    try:
+        finding_id = int(request.path_params["id"])
+        form = await _form(request)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return _error(400, "invalid_form", str(exc) or "unreadable form")
+    note = form.get("note", "").strip()
+    if not note:
+        return _error(400, "note_required", "a note is required to acknowledge a finding")
+    if len(note) > MAX_NOTE_CHARS:
+        return _error(400, "note_too_long", f"the note is limited to {MAX_NOTE_CHARS} characters")
+    try:
+        period = _period(form)
+    except PeriodError:
+        period = Period()  # only decides where to go back to; never worth refusing the ack
+
+    def write() -> bool:
+        with write_session(_engine(request)) as session:
+            found = acknowledge_finding(session, finding_id=finding_id, note=note, now=utcnow())
+            return found is not None
+
+    try:
+        found = await run_in_threadpool(write)
+    except (DatabaseUnavailableError, OperationalError, DBAPIError):
+        return _error(503, "database_unavailable", "the ledger database is not answering")
+    if not found:
+        return _error(404, "not_found", f"no finding with id {finding_id}")
+    return RedirectResponse(_back_to_page(request, period), status_code=303)

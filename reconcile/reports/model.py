@@ -1,0 +1,223 @@
+"""The report model: plain dataclasses and the pure arithmetic that turns SQL sums into it."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ledger.types import FindingKind, TransferStatus
+from reconcile.reports.period import Period
+
+STATUSES: tuple[str, ...] = ("successful", "failed", "pending")
+KINDS: tuple[str, ...] = tuple(k.value for k in FindingKind)
+
+
+def iso(value: dt.datetime | None) -> str | None:
+    """An aware datetime as ISO-8601 UTC with `Z`, as the rest of the API shows times."""
+    if value is None:
+        return None
+    return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class StatusTotals:
+    """Transfers of one status: how many, money moved (kobo), fees (kobo), not yet confirmed."""
+
+    count: int = 0
+    amount: int = 0
+    fee: int = 0
+    unconfirmed: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        """The JSON shape `{count, amount, fee, unconfirmed}`."""
+        return {
+            "count": self.count,
+            "amount": self.amount,
+            "fee": self.fee,
+            "unconfirmed": self.unconfirmed,
+        }
+
+
+@dataclass(frozen=True)
+class DayLine:
+    """One Lagos day: transfers created, amount of successful ones, fees charged, failures."""
+
+    date: dt.date
+    count: int = 0
+    amount: int = 0
+    fee: int = 0
+    failed: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape `{date, count, amount, fee, failed}`."""
+        return {
+            "date": self.date.isoformat(),
+            "count": self.count,
+            "amount": self.amount,
+            "fee": self.fee,
+            "failed": self.failed,
+        }
+
+
+@dataclass(frozen=True)
+class OpenFinding:
+    """An unresolved finding with its transfer and the advice for it."""
+
+    id: int
+    kind: str
+    detail: str
+    reference: str
+    provider_reference: str | None
+    status: str
+    amount: int | None
+    opened_at: dt.datetime
+    acknowledged_at: dt.datetime | None
+    ack_note: str | None
+    what_to_do: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape of one entry of `open_findings`."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "detail": self.detail,
+            "reference": self.reference,
+            "provider_reference": self.provider_reference,
+            "status": self.status,
+            "amount": self.amount,
+            "opened_at": iso(self.opened_at),
+            "acknowledged": self.acknowledged_at is not None,
+            "acknowledged_at": iso(self.acknowledged_at),
+            "ack_note": self.ack_note,
+            "what_to_do": self.what_to_do,
+        }
+
+
+@dataclass(frozen=True)
+class StalePending:
+    """A transfer still pending after the stale limit."""
+
+    reference: str
+    provider_reference: str | None
+    amount: int | None
+    fee: int | None
+    created_at: dt.datetime
+    finding_id: int | None
+    acknowledged: bool
+    what_to_do: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape of one entry of `stale_pending`."""
+        return {
+            "reference": self.reference,
+            "provider_reference": self.provider_reference,
+            "amount": self.amount,
+            "fee": self.fee,
+            "created_at": iso(self.created_at),
+            "finding_id": self.finding_id,
+            "acknowledged": self.acknowledged,
+            "what_to_do": self.what_to_do,
+        }
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything a finance report shows; every money figure is int kobo."""
+
+    period: Period
+    by_status: Mapping[str, StatusTotals]
+    figures_from: Mapping[str, int]
+    findings_open: Mapping[str, int]
+    findings_acknowledged: Mapping[str, int]
+    open_findings: list[OpenFinding] = field(default_factory=list)
+    stale_pending: list[StalePending] = field(default_factory=list)
+    days: list[DayLine] = field(default_factory=list)
+    stale_after: int = 1800
+
+    def status(self, name: str) -> StatusTotals:
+        """Totals for one status (zeros when none)."""
+        return self.by_status.get(name, StatusTotals())
+
+    @property
+    def total_count(self) -> int:
+        """Transfers created in the period."""
+        return sum(t.count for t in self.by_status.values())
+
+    @property
+    def unconfirmed(self) -> int:
+        """Transfers whose figures the provider's API has not confirmed yet."""
+        return sum(t.unconfirmed for t in self.by_status.values())
+
+    @property
+    def fees_on_successful(self) -> int:
+        """Fees charged on successful transfers."""
+        return self.status(TransferStatus.SUCCESSFUL).fee
+
+    @property
+    def fees_on_failed(self) -> int:
+        """Fees charged even though the transfer failed (the provider may keep them)."""
+        return self.status(TransferStatus.FAILED).fee
+
+    @property
+    def fees_total(self) -> int:
+        """Fees charged: successful and failed transfers, never quotes on pending ones."""
+        return self.fees_on_successful + self.fees_on_failed
+
+    @property
+    def wallet_debit(self) -> int:
+        """What left the wallet: amount and fee of successful transfers plus fees on failed."""
+        return self.status(TransferStatus.SUCCESSFUL).amount + self.fees_total
+
+    @property
+    def open_findings_total(self) -> int:
+        """Unresolved findings on transfers of the period."""
+        return sum(self.findings_open.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON report (PRODUCT.md "Reports"); kobo integers throughout."""
+        pending = self.status(TransferStatus.PENDING)
+        return {
+            "period": self.period.as_dict(),
+            "currency": "NGN",
+            "unit": "kobo",
+            "transfers": {
+                "total": self.total_count,
+                "unconfirmed": self.unconfirmed,
+                "by_status": {name: self.status(name).as_dict() for name in STATUSES},
+            },
+            "fees": {
+                "total": self.fees_total,
+                "on_successful": self.fees_on_successful,
+                "on_failed": self.fees_on_failed,
+                "quoted_on_pending": pending.fee,
+            },
+            "wallet_debit": self.wallet_debit,
+            "figures_from": dict(self.figures_from),
+            "findings": {kind: self.findings_open.get(kind, 0) for kind in _kinds(self)},
+            "findings_acknowledged": {
+                kind: self.findings_acknowledged.get(kind, 0) for kind in _kinds(self)
+            },
+            "open_findings": [f.as_dict() for f in self.open_findings],
+            "stale_after_seconds": self.stale_after,
+            "stale_pending": [s.as_dict() for s in self.stale_pending],
+            "days": [d.as_dict() for d in self.days],
+        }
+
+
+def _kinds(report: Report) -> list[str]:
+    # The stable kinds always appear (zeros included) so the shape never depends on the data.
+    extra = sorted(set(report.findings_open) - set(KINDS))
+    return [*KINDS, *extra]
+
+
+def fill_days(lines: Iterable[DayLine]) -> list[DayLine]:
+    """Days sorted, with zero lines for quiet days between the first and the last one."""
+    by_date = {line.date: line for line in lines}
+    if not by_date:
+        return []
+    first, last = min(by_date), max(by_date)
+    span = (last - first).days + 1
+    days = (first + dt.timedelta(days=offset) for offset in range(span))
+    return [by_date.get(day, DayLine(day)) for day in days]

@@ -1,0 +1,231 @@
+"""The report computed by aggregation in the database: a few GROUP BY queries, never a full load."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, func, select
+from sqlmodel import Session
+
+from ledger.models import Finding, Transfer
+from ledger.types import FindingKind, TransferStatus, utcnow
+from reconcile.reports.hints import STALE_PENDING_HINT, hint_for
+from reconcile.reports.model import (
+    DayLine,
+    OpenFinding,
+    Report,
+    StalePending,
+    StatusTotals,
+    fill_days,
+)
+from reconcile.reports.period import Period
+from reconcile.reports.sql import (
+    T,
+    as_int,
+    counted_amount,
+    counted_fee,
+    dialect_of,
+    flag,
+    in_period,
+    lagos_date,
+)
+
+DEFAULT_STALE_AFTER = 1800
+F = Finding.__table__.c  # type: ignore[attr-defined]
+
+_SUCCESSFUL = TransferStatus.SUCCESSFUL.value
+_FAILED = TransferStatus.FAILED.value
+_PENDING = TransferStatus.PENDING.value
+
+
+def compute_report(
+    session: Session,
+    period: Period | None = None,
+    *,
+    stale_after: int = DEFAULT_STALE_AFTER,
+    now: dt.datetime | None = None,
+) -> Report:
+    """The report for `period` (None: the whole ledger), aggregated by the database."""
+    period = period or Period()
+    now = now or utcnow()
+    totals, sources, days = _totals_and_days(session, period)
+    opened, acknowledged = _finding_counts(session, period)
+    return Report(
+        period=period,
+        by_status=totals,
+        figures_from=sources,
+        findings_open=opened,
+        findings_acknowledged=acknowledged,
+        open_findings=_open_findings(session, period),
+        stale_pending=_stale_pending(session, period, now - dt.timedelta(seconds=stale_after)),
+        days=days,
+        stale_after=stale_after,
+    )
+
+
+def build_summary(
+    session: Session,
+    period: Period | None = None,
+    *,
+    stale_after: int = DEFAULT_STALE_AFTER,
+    now: dt.datetime | None = None,
+) -> dict[str, Any]:
+    """The JSON summary (`report --format json`, `/api/reports/summary`) as a dict."""
+    return compute_report(session, period, stale_after=stale_after, now=now).as_dict()
+
+
+@dataclass
+class _Bucket:
+    count: int = 0
+    amount: int = 0
+    fee: int = 0
+    unconfirmed: int = 0
+
+
+def _totals_and_days(
+    session: Session, period: Period
+) -> tuple[dict[str, StatusTotals], dict[str, int], list[DayLine]]:
+    # One pass over the period's transfers grouped by (Lagos day, status): the ledger is read
+    # once, and the few hundred groups are folded into status totals and day lines here.
+    day = lagos_date(dialect_of(session))
+    statement = (
+        select(
+            day,
+            T.status,
+            func.count(),
+            func.sum(counted_amount()),
+            func.sum(counted_fee()),
+            func.sum(flag(T.confirmed.is_(False))),
+            func.sum(flag(T.provider_amount.is_not(None))),
+            func.sum(flag(and_(T.provider_amount.is_(None), T.webhook_amount.is_not(None)))),
+        )
+        .where(*in_period(period))
+        .group_by(day, T.status)
+    )
+    statuses: dict[str, _Bucket] = {}
+    days: dict[dt.date, DayLine] = {}
+    sources = {"provider": 0, "webhook": 0, "expected": 0}
+    for value, status, *sums in session.execute(statement):
+        count, amount, fee, unconfirmed, provider, webhook = (as_int(v) for v in sums)
+        bucket = statuses.setdefault(status, _Bucket())
+        bucket.count += count
+        bucket.amount += amount
+        bucket.fee += fee
+        # A pending transfer has no outcome to confirm; only outcomes count as unconfirmed.
+        bucket.unconfirmed += 0 if status == _PENDING else unconfirmed
+        sources["provider"] += provider
+        sources["webhook"] += webhook
+        sources["expected"] += count - provider - webhook
+        date = value if isinstance(value, dt.date) else dt.date.fromisoformat(value)
+        days[date] = _add_to_day(days.get(date, DayLine(date)), status, count, amount, fee)
+    totals = {
+        name: StatusTotals(b.count, b.amount, b.fee, b.unconfirmed) for name, b in statuses.items()
+    }
+    return totals, sources, fill_days(days.values())
+
+
+def _add_to_day(line: DayLine, status: str, count: int, amount: int, fee: int) -> DayLine:
+    # Day figures (PRODUCT.md): every transfer counts, amounts of successful ones only, fees
+    # charged on successful and failed ones, and the number of failures.
+    return DayLine(
+        date=line.date,
+        count=line.count + count,
+        amount=line.amount + (amount if status == _SUCCESSFUL else 0),
+        fee=line.fee + (fee if status in (_SUCCESSFUL, _FAILED) else 0),
+        failed=line.failed + (count if status == _FAILED else 0),
+    )
+
+
+def _finding_counts(session: Session, period: Period) -> tuple[dict[str, int], dict[str, int]]:
+    statement = (
+        select(F.kind, func.count(), func.sum(flag(F.acknowledged_at.is_not(None))))
+        .select_from(Finding.__table__.join(Transfer.__table__, F.transfer_id == T.id))  # type: ignore[attr-defined]
+        .where(F.resolved_at.is_(None), *in_period(period))
+        .group_by(F.kind)
+    )
+    opened: dict[str, int] = {}
+    acknowledged: dict[str, int] = {}
+    for kind, count, acked in session.execute(statement):
+        opened[kind] = as_int(count)
+        acknowledged[kind] = as_int(acked)
+    return opened, acknowledged
+
+
+def _open_findings(session: Session, period: Period) -> list[OpenFinding]:
+    statement = (
+        select(
+            F.id,
+            F.kind,
+            F.detail,
+            T.reference,
+            T.provider_reference,
+            T.status,
+            counted_amount(),
+            F.opened_at,
+            F.acknowledged_at,
+            F.ack_note,
+        )
+        .select_from(Finding.__table__.join(Transfer.__table__, F.transfer_id == T.id))  # type: ignore[attr-defined]
+        .where(F.resolved_at.is_(None), *in_period(period))
+        # Unacknowledged first: those still need someone; then oldest first.
+        .order_by(F.acknowledged_at.is_not(None), F.opened_at, F.id)
+    )
+    return [
+        OpenFinding(
+            id=row[0],
+            kind=row[1],
+            detail=row[2],
+            reference=row[3],
+            provider_reference=row[4],
+            status=row[5],
+            amount=as_int(row[6]),
+            opened_at=row[7],
+            acknowledged_at=row[8],
+            ack_note=row[9],
+            what_to_do=hint_for(row[1]),
+        )
+        for row in session.execute(statement)
+    ]
+
+
+def _stale_pending(session: Session, period: Period, cutoff: dt.datetime) -> list[StalePending]:
+    stale_finding = Finding.__table__.alias("stale_finding")  # type: ignore[attr-defined]
+    statement = (
+        select(
+            T.reference,
+            T.provider_reference,
+            T.amount,
+            T.fee,
+            T.created_at,
+            stale_finding.c.id,
+            stale_finding.c.acknowledged_at,
+        )
+        .select_from(
+            Transfer.__table__.outerjoin(  # type: ignore[attr-defined]
+                stale_finding,
+                and_(
+                    stale_finding.c.transfer_id == T.id,
+                    stale_finding.c.kind == FindingKind.STALE_PENDING.value,
+                    stale_finding.c.resolved_at.is_(None),
+                ),
+            )
+        )
+        # The (status, created_at) index answers this without scanning settled transfers.
+        .where(T.status == _PENDING, T.created_at < cutoff, *in_period(period))
+        .order_by(T.created_at, T.id)
+    )
+    return [
+        StalePending(
+            reference=row.reference,
+            provider_reference=row.provider_reference,
+            amount=row.amount,
+            fee=row.fee,
+            created_at=row.created_at,
+            finding_id=row.id,
+            acknowledged=row.acknowledged_at is not None,
+            what_to_do=STALE_PENDING_HINT,
+        )
+        for row in session.execute(statement)
+    ]

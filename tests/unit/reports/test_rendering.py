@@ -1,0 +1,81 @@
+"""Text and HTML renderings of a hand-built report (pure: no database, no network)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import re
+
+from rich.console import Console
+
+from reconcile.reports.charts import bar_chart, hbar_chart
+from reconcile.reports.html import PageForms, render_html
+from reconcile.reports.naira import naira
+from reconcile.reports.text import render_text
+from tests.unit.reports.samples import sample_report
+
+NOW = dt.datetime(2025, 3, 3, 12, tzinfo=dt.UTC)
+
+
+def test_text_report_shows_every_section_in_naira() -> None:
+    """Totals by status, fees on failed, wallet debit, findings, stale pending and days appear."""
+    out = io.StringIO()
+    render_text(sample_report(), Console(file=out, width=160), now=NOW)
+    text = out.getvalue()
+    for expected in (
+        "Transfers by status",
+        "₦1,234,567.89",
+        "Fees charged on failed transfers",
+        "₦25.00",
+        "Wallet debit",
+        "₦1,234,646.64",
+        "Open findings by kind",
+        "fee_mismatch",
+        "Stale pending",
+        "stuck-1",
+        "2025-03-02",
+        "₦234,567.89",
+    ):
+        assert expected in text, expected
+    assert "unknown [bold]ref[/bold]" in text  # user text is not taken as rich markup
+
+
+def test_html_is_self_contained() -> None:
+    """No script, no external stylesheet, image or font: only the SVG namespace is a URL."""
+    page = render_html(sample_report(), now=NOW)
+    assert "<script" not in page.lower()
+    urls = set(re.findall(r"https?://[^\s\"')]+", page))
+    assert urls == {"http://www.w3.org/2000/svg"}
+    assert "<style>" in page and "@media print" in page
+    assert page.count("<svg") == 3
+
+
+def test_html_shows_totals_and_escapes_what_it_did_not_write() -> None:
+    """Naira totals appear; markup inside details and references is escaped."""
+    page = render_html(sample_report(), now=NOW)
+    assert naira(sample_report().wallet_debit) in page
+    assert "quoted &lt;b&gt;10&lt;/b&gt;" in page and "<b>10</b>" not in page
+    assert "ref-&lt;1&gt;" in page
+    assert "ours, from the old system" in page
+
+
+def test_forms_appear_only_on_the_served_page() -> None:
+    """A saved file has no forms; the served page has a period picker and one ack form per open,
+    unacknowledged finding."""
+    saved = render_html(sample_report(), now=NOW)
+    served = render_html(sample_report(), now=NOW, forms=PageForms("/reports"))
+    assert "<form" not in saved
+    assert served.count('class="ack"') == 1
+    assert 'action="/reports/findings/1/ack"' in served
+    assert '<input type="hidden" name="since" value="2025-03-01">' in served
+    assert 'name="until" value="2025-03-02"' in served
+
+
+def test_charts_scale_bars_to_the_largest_value() -> None:
+    """The tallest bar fills the plot; an empty series says so; hbar rows follow the items."""
+    svg = bar_chart(["a", "b"], [50, 100], title="t", fmt=str)
+    heights = [float(h) for h in re.findall(r'<rect class="bar"[^>]*height="([\d.]+)"', svg)]
+    assert heights[1] == 2 * heights[0] > 0
+    assert "no transfers" in bar_chart([], [], title="t", fmt=str)
+    kinds = hbar_chart([("x", 0), ("y", 3)], title="k")
+    assert kinds.count("<rect") == 2 and ">3</text>" in kinds
