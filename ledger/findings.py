@@ -28,7 +28,7 @@ def raise_finding(
         },
         ["transfer_id", "kind"],
     )
-    finding = session.execute(
+    finding: Finding = session.execute(
         select(Finding)
         .where(Finding.transfer_id == transfer_id, Finding.kind == kind.value)  # type: ignore[arg-type]
         .with_for_update()

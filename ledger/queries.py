@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import exists, func, or_, select
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from ledger.errors import ConflictError
 from ledger.models import Delivery, Finding, Transfer
@@ -25,7 +25,7 @@ def find_transfer(session: Session, reference: str, *, for_update: bool = False)
     )
     if for_update:
         statement = statement.with_for_update()
-    rows = session.execute(statement).scalars().all()
+    rows: list[Transfer] = list(session.execute(statement).scalars().all())
     # A merchant's reference wins over a provider's reference that happens to be equal.
     for row in rows:
         if row.reference == reference:
@@ -126,16 +126,17 @@ def list_transfers(
     if status is not None:
         statement = statement.where(Transfer.status == status.value)  # type: ignore[arg-type]
     if since is not None:
-        statement = statement.where(Transfer.created_at >= since)  # type: ignore[arg-type]
+        statement = statement.where(col(Transfer.created_at) >= since)
     if finding is not None:
-        open_finding = exists().where(
-            Finding.transfer_id == Transfer.id,  # type: ignore[arg-type]
-            Finding.resolved_at.is_(None),  # type: ignore[union-attr]
-            *([Finding.kind == finding] if finding != "any" else []),  # type: ignore[list-item]
-        )
-        statement = statement.where(open_finding)
+        conditions = [
+            col(Finding.transfer_id) == col(Transfer.id),
+            col(Finding.resolved_at).is_(None),
+        ]
+        if finding != "any":
+            conditions.append(col(Finding.kind) == finding)
+        statement = statement.where(exists().where(*conditions))
     if cursor is not None:
-        statement = statement.where(Transfer.id < decode_cursor(cursor))  # type: ignore[operator]
+        statement = statement.where(col(Transfer.id) < decode_cursor(cursor))
     rows = list(session.execute(statement.limit(limit + 1)).scalars())
     more = len(rows) > limit
     rows = rows[:limit]

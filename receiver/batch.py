@@ -118,7 +118,7 @@ def _prefetch(
     where = _EVENTS.c.reference.in_(references)
     if webhook_ids:
         where = or_(where, _EVENTS.c.webhook_id.in_(webhook_ids))
-    for row in connection.execute(
+    for event_row in connection.execute(
         select(
             _EVENTS.c.id,
             _EVENTS.c.event,
@@ -128,12 +128,13 @@ def _prefetch(
             _EVENTS.c.webhook_id,
         ).where(where)
     ):
-        state = by_id.get(row.transfer_id)
-        if state is None:  # the event's transfer was not among our keys: take the slow path
+        owner = by_id.get(event_row.transfer_id)
+        if owner is None:  # the event's transfer was not among our keys: take the slow path
             raise BatchRaceError("event belongs to a transfer outside the batch")
-        plan.events[(row.event, row.reference)] = (row.id, row.content_hash, state)
-        if row.webhook_id:
-            plan.by_webhook_id[row.webhook_id] = (row.event, row.reference)
+        key = (event_row.event, event_row.reference)
+        plan.events[key] = (event_row.id, event_row.content_hash, owner)
+        if event_row.webhook_id:
+            plan.by_webhook_id[event_row.webhook_id] = key
 
 
 def _match(plan: _Plan, event: TransferEvent) -> _TransferState | None:
@@ -170,8 +171,8 @@ def _decide(
         )
         return applied, key
     applied = Applied(DeliveryOutcome.ACCEPTED)
-    state = _match(plan, event)
-    if state is None:
+    matched = _match(plan, event)
+    if matched is None:
         state = _TransferState(
             None,
             event.merchant_reference or event.reference,
@@ -192,6 +193,8 @@ def _decide(
                 applied,
             )
         )
+    else:
+        state = matched
     plan.events[key] = (None, event.content_hash, state)
     if webhook_id:
         plan.by_webhook_id[webhook_id] = key

@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import select, update
-from sqlmodel import Session
+from sqlalchemy import ColumnElement, select, update
+from sqlmodel import Session, col
 
 from ledger.models import Delivery, Transfer, WebhookEvent
 from ledger.types import DeliveryOutcome, EventType, TransferStatus
@@ -37,9 +37,12 @@ def replay(session: Session, *, since: dt.datetime | None, now: dt.datetime) -> 
     """Reset the webhook evidence of affected transfers and apply their deliveries again, in
     arrival order. The provider's confirmed answer is kept: replay never un-confirms."""
     summary = ReplaySummary()
-    where = [Delivery.outcome.in_(_APPLIED), Delivery.event_type.in_(_HANDLED)]  # type: ignore[union-attr]
+    where: list[ColumnElement[bool]] = [
+        col(Delivery.outcome).in_(_APPLIED),
+        col(Delivery.event_type).in_(_HANDLED),
+    ]
     if since is not None:
-        where.append(Delivery.received_at >= since)  # type: ignore[arg-type, operator]
+        where.append(col(Delivery.received_at) >= since)
     transfer_ids = [
         row[0]
         for row in session.execute(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 MAX_KOBO = 2**63 - 1
@@ -65,7 +66,7 @@ def parse_fee_schedule(text: str) -> FeeSchedule:
     if not tiers:
         raise ValueError("no tiers given")
     tiers.sort(key=lambda t: t.low)
-    for before, after in zip(tiers, tiers[1:], strict=False):
+    for before, after in itertools.pairwise(tiers):
         if before.high is None or before.high >= after.low:
             raise ValueError(f"tiers starting at {before.low} and {after.low} overlap")
     return FeeSchedule(tuple(tiers))

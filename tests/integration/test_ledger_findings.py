@@ -20,10 +20,18 @@ def test_a_finding_is_raised_once_and_reopened_after_resolution(engine: Engine) 
         )
         assert created
         first = raise_finding(
-            session, transfer_id=transfer.id or 0, kind=FindingKind.FEE_MISMATCH, detail="a", now=now
+            session,
+            transfer_id=transfer.id or 0,
+            kind=FindingKind.FEE_MISMATCH,
+            detail="a",
+            now=now,
         )
         second = raise_finding(
-            session, transfer_id=transfer.id or 0, kind=FindingKind.FEE_MISMATCH, detail="b", now=now
+            session,
+            transfer_id=transfer.id or 0,
+            kind=FindingKind.FEE_MISMATCH,
+            detail="b",
+            now=now,
         )
         assert first is not None
         assert second is None
@@ -31,7 +39,11 @@ def test_a_finding_is_raised_once_and_reopened_after_resolution(engine: Engine) 
             session, transfer_id=transfer.id or 0, kind=FindingKind.FEE_MISMATCH, now=now
         )
         again = raise_finding(
-            session, transfer_id=transfer.id or 0, kind=FindingKind.FEE_MISMATCH, detail="c", now=now
+            session,
+            transfer_id=transfer.id or 0,
+            kind=FindingKind.FEE_MISMATCH,
+            detail="c",
+            now=now,
         )
         assert again is not None and again.id == first.id
     with read_session(engine) as session:

@@ -36,24 +36,38 @@ def stack(database_url: str, engine: Engine) -> Iterator[tuple[str, str]]:
 
 
 def test_a_payout_is_201_then_200_when_repeated(stack: tuple[str, str]) -> None:
-    """The first request pays out; the identical repeat returns the same transfer, no new payment."""
+    """The first request pays out; an identical repeat returns it without paying again."""
     url, sandbox_url = stack
     first = httpx.post(f"{url}/api/transfers", json={**GOOD, "reference": "PAY-1"}, headers=AUTH)
     again = httpx.post(f"{url}/api/transfers", json={**GOOD, "reference": "PAY-1"}, headers=AUTH)
-    paid = [t for t in httpx.get(f"{sandbox_url}/_sandbox/transfers").json()["transfers"]
-            if t["merchant_reference"] == "PAY-1"]
+    paid = [
+        t
+        for t in httpx.get(f"{sandbox_url}/_sandbox/transfers").json()["transfers"]
+        if t["merchant_reference"] == "PAY-1"
+    ]
     assert first.status_code == 201, first.text
     assert first.json()["status"] == "pending" and first.json()["fee"] == 1000
     assert first.json()["account_name"] == "ADAEZE OKAFOR"
-    assert again.status_code == 200 and again.json()["provider_reference"] == first.json()["provider_reference"]
+    assert (
+        again.status_code == 200
+        and again.json()["provider_reference"] == first.json()["provider_reference"]
+    )
     assert len(paid) == 1
 
 
 def test_refusals_are_clear_errors_and_never_pending(stack: tuple[str, str]) -> None:
     """A failed enquiry or insufficient funds is an error; the ledger never shows it pending."""
     url, sandbox_url = stack
-    enquiry = httpx.post(f"{url}/api/transfers", headers=AUTH, json={
-        "amount": 100, "bank_code": "058", "account_number": "0589999912", "reference": "PAY-2"})
+    enquiry = httpx.post(
+        f"{url}/api/transfers",
+        headers=AUTH,
+        json={
+            "amount": 100,
+            "bank_code": "058",
+            "account_number": "0589999912",
+            "reference": "PAY-2",
+        },
+    )
     httpx.post(f"{sandbox_url}/_sandbox/wallet", json={"balance": 0})
     broke = httpx.post(f"{url}/api/transfers", json={**GOOD, "reference": "PAY-3"}, headers=AUTH)
     record = httpx.get(f"{url}/api/transfers/PAY-3", headers=AUTH).json()
@@ -69,10 +83,14 @@ def test_malformed_payout_requests_are_422(stack: tuple[str, str]) -> None:
     """Missing fields, float amounts and bad account numbers are refused before any call."""
     url, _ = stack
     missing = httpx.post(f"{url}/api/transfers", json={"amount": 1}, headers=AUTH)
-    floaty = httpx.post(f"{url}/api/transfers", json={**GOOD, "amount": 1.5, "reference": "X"},
-                        headers=AUTH)
-    short = httpx.post(f"{url}/api/transfers", headers=AUTH,
-                       json={**GOOD, "account_number": "123", "reference": "Y"})
+    floaty = httpx.post(
+        f"{url}/api/transfers", json={**GOOD, "amount": 1.5, "reference": "X"}, headers=AUTH
+    )
+    short = httpx.post(
+        f"{url}/api/transfers",
+        headers=AUTH,
+        json={**GOOD, "account_number": "123", "reference": "Y"},
+    )
     assert (missing.status_code, floaty.status_code, short.status_code) == (422, 422, 422)
 
 
