@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from alembic import context
+from sqlalchemy import Connection, text
 from sqlmodel import SQLModel
 
 import ledger.models  # noqa: F401  (registers the tables on the metadata)
@@ -36,9 +37,25 @@ def run_migrations_online() -> None:
         engine.dispose()
 
 
-def _run(connection: object) -> None:
+MIGRATION_LOCK = 7_271_905  # any constant shared by every payrecon process
+
+
+def _run(connection: Connection) -> None:
+    if connection.dialect.name == "postgresql":
+        # Two replicas' init containers may migrate at once: one waits for the other.
+        connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK})
+        connection.commit()
+    try:
+        _migrate(connection)
+    finally:
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK})
+            connection.commit()
+
+
+def _migrate(connection: Connection) -> None:
     context.configure(
-        connection=connection,  # type: ignore[arg-type]
+        connection=connection,
         target_metadata=target_metadata,
         render_as_batch=True,  # SQLite cannot ALTER most things; batch mode copies the table
         compare_type=True,
