@@ -1,0 +1,114 @@
+"""`payrecon reconcile once|run`: confirm transfers against the provider, flag, alert."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import NoReturn
+
+import click
+from rich.console import Console
+from rich.table import Table
+from sqlalchemy import Engine
+
+from ledger.errors import DatabaseUnavailableError
+from ledger.types import utcnow
+from payrecon.context import EXIT_FINDINGS, EXIT_RUNTIME, EXIT_USAGE, app_context, fail
+from payrecon.errors import ConfigError
+from payrecon.settings import Settings
+from payrecon.wiring import make_alert_sink, make_lookup_client
+from reconcile.alert_text import job_failed_alert
+from reconcile.alerts import AlertSink, send_keyed_alert
+from reconcile.errors import LeaseHeldError, ProviderKeyRefusedError
+from reconcile.lease import new_owner
+from reconcile.poller import PassSummary, run_pass
+from reconcile.scheduler import StopFlag, run_every
+
+
+@click.group()
+def reconcile() -> None:
+    """Confirm transfers against the provider's API and raise findings."""
+
+
+def _prepare(ctx: click.Context) -> tuple[Settings, Engine, AlertSink | None]:
+    app = app_context(ctx)
+    settings = app.settings()
+    try:
+        make_lookup_client(settings)  # fail early, before touching the ledger, on missing settings
+        sink = make_alert_sink(settings)
+    except ConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
+    return settings, app.engine(), sink
+
+
+async def _one_pass(
+    engine: Engine, settings: Settings, sink: AlertSink | None, owner: str, keep: bool
+) -> PassSummary:
+    async with make_lookup_client(settings) as client:
+        return await run_pass(
+            engine, client, settings, owner=owner, sink=sink, keep_runner_lease=keep
+        )
+
+
+def _fail_known(exc: Exception) -> NoReturn:
+    if isinstance(exc, ProviderKeyRefusedError | LeaseHeldError):
+        fail(str(exc), EXIT_RUNTIME)
+    fail(f"database unavailable: {exc}", EXIT_RUNTIME)
+
+
+def _print_human(summary: PassSummary) -> None:
+    table = Table(title="reconcile pass", show_header=False)
+    for key, value in summary.as_dict().items():
+        if key == "raised_by_kind":
+            value = ", ".join(f"{k}={v}" for k, v in sorted(value.items())) or "—"
+        table.add_row(key.replace("_", " "), str(value if value is not None else "—"))
+    Console().print(table)
+
+
+@reconcile.command("once")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--fail-on-findings", is_flag=True, help="Exit 3 when the pass raised findings.")
+@click.pass_context
+def once(ctx: click.Context, as_json: bool, fail_on_findings: bool) -> None:
+    """One pass over due transfers, a summary, exit."""
+    settings, engine, sink = _prepare(ctx)
+    try:
+        summary = asyncio.run(_one_pass(engine, settings, sink, new_owner(), keep=False))
+    except (ProviderKeyRefusedError, LeaseHeldError, DatabaseUnavailableError) as exc:
+        _fail_known(exc)
+    if as_json:
+        click.echo(json.dumps(summary.as_dict(), sort_keys=True))
+    else:
+        _print_human(summary)
+    if summary.provider_unreachable:
+        fail(f"the provider was unreachable for all {summary.checked} lookups", EXIT_RUNTIME)
+    if fail_on_findings and summary.findings_raised:
+        ctx.exit(EXIT_FINDINGS)
+
+
+@reconcile.command("run")
+@click.pass_context
+def run(ctx: click.Context) -> None:
+    """The scheduled reconciler: one pass every PAYRECON_POLL_INTERVAL, until SIGTERM/SIGINT."""
+    settings, engine, sink = _prepare(ctx)
+    owner = new_owner()
+    stop = StopFlag()
+    stop.install()
+
+    def job() -> None:
+        summary = asyncio.run(_one_pass(engine, settings, sink, owner, keep=True))
+        del summary  # run_pass logs its own canonical line
+
+    def on_error(exc: BaseException) -> None:
+        if isinstance(exc, LeaseHeldError):
+            return  # another runner is working; we wait our turn quietly
+        if isinstance(exc, ProviderKeyRefusedError):
+            return  # run_pass already sent the (hourly) key alert
+        now = utcnow()
+        title, body = job_failed_alert(f"{type(exc).__name__}: {exc}")
+        send_keyed_alert(
+            engine, sink, key=f"reconcile-failed:{now.strftime('%Y-%m-%dT%H')}",
+            title=title, body=body, now=now,
+        )
+
+    run_every(settings.poll_interval, job, stop=stop, on_error=on_error)

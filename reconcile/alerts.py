@@ -1,0 +1,246 @@
+"""Alerts: claimed in the ledger first (unique `Alert.key`), then sent through apprise.
+
+An alert is one row of `alert`; its key (`finding:{id}:{opened}:{step}`) is
+inserted with ON CONFLICT DO NOTHING and only the process whose insert wins
+sends it, so a restart or a second reconciler never repeats one. A crash
+between the claim and the send loses that alert rather than doubling it (the
+row stays `sending`, visible to operators). Acknowledged findings do not alert.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+from collections.abc import Sequence
+from typing import Protocol
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import structlog
+from sqlalchemy import Engine, select
+from sqlmodel import col
+
+from ledger.db import read_session, write_session
+from ledger.models import Alert, Finding, Transfer
+from ledger.types import FindingKind
+from ledger.upsert import insert_ignore
+from reconcile.alert_text import TransferFacts, finding_alert, key_refused_alert
+from reconcile.checks import Policy
+from reconcile.errors import AlertURLError
+
+logger = structlog.get_logger(__name__)
+
+STALE_STEPS = (1, 4, 24)  # multiples of PAYRECON_STALE_AFTER at which stale_pending escalates
+_LOCAL_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
+
+
+class AlertSink(Protocol):
+    """Where alerts go (the test seam); `send` returns None on success, else the error text."""
+
+    def send(self, title: str, body: str) -> str | None: ...
+
+
+def _refused_host(host: str) -> bool:
+    name = host.strip("[]").rstrip(".").lower()
+    if name in _LOCAL_NAMES or name.endswith((".localhost", ".local", ".internal")):
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False  # a DNS name: not resolved here (no blocking lookups at start-up)
+    return not address.is_global
+
+
+def check_alert_url(url: str, *, allow_insecure: bool) -> None:
+    """Refuse plain-text schemes and loopback/private hosts unless `allow_insecure`."""
+    import apprise
+
+    plugin = apprise.Apprise.instantiate(url, suppress_exceptions=True)
+    if plugin is None:
+        raise AlertURLError(f"{_scheme(url)}://… is not a notification URL apprise understands")
+    if allow_insecure:
+        return
+    scheme = _scheme(url)
+    plain = plugin.protocol if isinstance(plugin.protocol, tuple | list) else (plugin.protocol,)
+    if scheme in {"http"} or scheme in {p for p in plain if p}:
+        secure = plugin.secure_protocol
+        hint = f" (use {secure if isinstance(secure, str) else secure[0]}://)" if secure else ""
+        raise AlertURLError(f"{scheme}:// sends alerts in plain text{hint}")
+    # Only self-hosted targets (a plugin with a plain variant) name a host we must vet;
+    # for services like slack:// the "host" is a token.
+    if any(plain) and plugin.host and _refused_host(str(plugin.host)):
+        raise AlertURLError(f"{scheme}:// points at a loopback or private host")
+
+
+def _scheme(url: str) -> str:
+    return url.partition("://")[0].lower()
+
+
+def _with_timeouts(url: str, timeout: float) -> str:
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    query.setdefault("cto", f"{timeout:g}")
+    query.setdefault("rto", f"{timeout:g}")
+    query.setdefault("redirect", "no")  # a redirect could lead an alert to a private host
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+class AppriseSink:
+    """Every configured channel through one `apprise.Apprise()` instance."""
+
+    def __init__(self, urls: Sequence[str], *, allow_insecure: bool, timeout: float) -> None:
+        import apprise
+
+        for url in urls:
+            check_alert_url(url, allow_insecure=allow_insecure)
+        self._apprise = apprise.Apprise()
+        for url in urls:
+            if not self._apprise.add(_with_timeouts(url, timeout)):
+                raise AlertURLError(f"{_scheme(url)}://… could not be configured")
+        self.channels = len(urls)
+
+    def send(self, title: str, body: str) -> str | None:
+        """Notify every channel; the error text when one failed (never raises)."""
+        try:
+            ok = self._apprise.notify(title=title, body=body)
+        except Exception as exc:  # a broken channel must never stop reconciliation
+            return f"{type(exc).__name__}: {exc}"
+        return None if ok else "at least one alert channel failed (see apprise's log line)"
+
+
+def _stale_step(age_seconds: float, stale_after: int) -> int:
+    return sum(1 for multiple in STALE_STEPS if age_seconds >= multiple * stale_after)
+
+
+def _facts(transfer: Transfer) -> TransferFacts:
+    return TransferFacts(
+        reference=transfer.reference,
+        provider_reference=transfer.provider_reference,
+        status=transfer.status,
+        confirmed=transfer.confirmed,
+        amount=transfer.amount,
+        fee=transfer.fee,
+        provider_amount=transfer.provider_amount,
+        provider_fee=transfer.provider_fee,
+        webhook_amount=transfer.webhook_amount,
+        webhook_fee=transfer.webhook_fee,
+    )
+
+
+def _candidates(
+    engine: Engine, *, now: dt.datetime, policy: Policy
+) -> list[dict[str, object]]:
+    with read_session(engine) as session:
+        rows = session.execute(
+            select(Finding, Transfer)
+            .join(Transfer, col(Transfer.id) == col(Finding.transfer_id))
+            .where(col(Finding.resolved_at).is_(None), col(Finding.acknowledged_at).is_(None))
+            .order_by(col(Finding.id))
+        ).all()
+        if not rows:
+            return []
+        ids = [finding.id for finding, _ in rows]
+        taken = set(
+            session.execute(
+                select(col(Alert.key)).where(col(Alert.finding_id).in_(ids))
+            ).scalars()
+        )
+    wanted = []
+    for finding, transfer in rows:
+        step, age = 0, (now - transfer.created_at).total_seconds()
+        if finding.kind == FindingKind.STALE_PENDING:
+            step = max(1, _stale_step(age, policy.stale_after))
+        key = f"finding:{finding.id}:{int(finding.opened_at.timestamp())}:{step}"
+        if key in taken:
+            continue
+        title, body = finding_alert(
+            finding.kind, finding.detail, _facts(transfer), step=step, age_seconds=age
+        )
+        wanted.append(
+            {"key": key, "finding_id": finding.id, "step": step, "title": title, "body": body,
+             "kind": finding.kind, "reference": transfer.reference,
+             "provider_reference": transfer.provider_reference}
+        )
+    return wanted
+
+
+def _claim(engine: Engine, wanted: list[dict[str, object]], now: dt.datetime) -> list[int]:
+    claimed: list[int] = []
+    with write_session(engine) as session:
+        for item in wanted:
+            alert_id = insert_ignore(
+                session,
+                Alert.__table__,  # type: ignore[attr-defined]
+                {"key": item["key"], "finding_id": item["finding_id"], "step": item["step"],
+                 "title": item["title"], "body": item["body"], "status": "sending",
+                 "created_at": now},
+                ["key"],
+            )
+            if alert_id is not None:
+                item["id"] = alert_id
+                claimed.append(int(alert_id))
+    return claimed
+
+
+def _send_claimed(
+    engine: Engine, sink: AlertSink | None, items: list[dict[str, object]], now: dt.datetime
+) -> tuple[int, int]:
+    sent = failed = 0
+    outcomes: dict[int, str | None] = {}
+    for item in items:
+        error = None if sink is None else sink.send(str(item["title"]), str(item["body"]))
+        outcomes[int(str(item["id"]))] = error
+        log = logger.warning if error else logger.info
+        log(
+            "alert",
+            key=item["key"],
+            kind=item.get("kind"),
+            reference=item.get("reference"),
+            provider_reference=item.get("provider_reference"),
+            title=item["title"],
+            delivered=sink is not None and error is None,
+            error=error,
+        )
+        failed += error is not None
+        sent += error is None
+    with write_session(engine) as session:
+        for alert_id, error in outcomes.items():
+            alert = session.get(Alert, alert_id)
+            if alert is None:  # pragma: no cover - rows are never deleted
+                continue
+            alert.status = "failed" if error else ("sent" if sink is not None else "logged")
+            alert.error = error
+            alert.sent_at = now if error is None else None
+    return sent, failed
+
+
+def dispatch_alerts(
+    engine: Engine, sink: AlertSink | None, *, now: dt.datetime, policy: Policy
+) -> tuple[int, int]:
+    """Alert every open, unacknowledged finding not yet alerted at its step; (sent, failed).
+
+    With no sink the alert is only logged (PAYRECON_ALERT_URLS unset: log only).
+    """
+    wanted = _candidates(engine, now=now, policy=policy)
+    if not wanted:
+        return 0, 0
+    claimed = set(_claim(engine, wanted, now))
+    return _send_claimed(engine, sink, [w for w in wanted if w.get("id") in claimed], now)
+
+
+def send_keyed_alert(
+    engine: Engine, sink: AlertSink | None, *, key: str, title: str, body: str, now: dt.datetime
+) -> bool:
+    """Claim `key` and send one alert not tied to a finding; False when already sent."""
+    item: dict[str, object] = {"key": key, "finding_id": None, "step": 0, "title": title,
+                               "body": body}
+    if not _claim(engine, [item], now):
+        return False
+    _send_claimed(engine, sink, [item], now)
+    return True
+
+
+def alert_provider_key_refused(engine: Engine, sink: AlertSink | None, *, now: dt.datetime) -> bool:
+    """One alert per hour while the provider keeps refusing the key."""
+    title, body = key_refused_alert()
+    key = f"provider-key-refused:{now.strftime('%Y-%m-%dT%H')}"
+    return send_keyed_alert(engine, sink, key=key, title=title, body=body, now=now)

@@ -1,0 +1,276 @@
+"""The reconciler's pure core: ledger view + provider answer → new state and findings.
+
+No I/O here. The poller reads a `LedgerView` from the transfer row, turns the
+provider's answer (or error) into an `Answer`, calls `evaluate`, and writes
+the `Verdict` back. Findings are stated as a set of kinds that must be open
+(`open`, with their detail) and kinds whose cause is gone (`resolved`);
+kinds in neither are left as they are (PRODUCT.md: raised once, resolved
+when the cause goes away).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from ledger.types import FindingKind, Initiation, TransferStatus
+from reconcile.fees import FeeSchedule
+
+FINAL = frozenset({TransferStatus.SUCCESSFUL, TransferStatus.FAILED})
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The settings the core needs (PAYRECON_CHECK_BACKOFF…, _NOT_FOUND_LIMIT, _STALE_AFTER)."""
+
+    check_backoff: int = 30
+    check_backoff_max: int = 1800
+    not_found_limit: int = 3
+    stale_after: int = 1800
+    fee_schedule: FeeSchedule | None = None
+
+
+@dataclass(frozen=True)
+class LedgerView:
+    """What the ledger knows of one transfer before this check."""
+
+    reference: str
+    amount: int | None  # expected; None for an orphan first heard of in a webhook
+    fee: int | None  # quoted at initiation (or registered)
+    status: TransferStatus
+    confirmed: bool
+    created_at: dt.datetime
+    provider_reference: str | None = None
+    initiation: Initiation | None = None
+    webhook_status: TransferStatus | None = None
+    webhook_amount: int | None = None
+    webhook_fee: int | None = None
+    provider_status: TransferStatus | None = None
+    provider_amount: int | None = None
+    provider_fee: int | None = None
+    failure_reason: str | None = None
+    check_attempts: int = 0
+    not_found_count: int = 0
+
+
+@dataclass(frozen=True)
+class Found:
+    """The provider returned the transaction."""
+
+    reference: str
+    merchant_reference: str | None
+    amount: int
+    fee: int | None
+    status: TransferStatus
+    failure_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class NotFound:
+    """The provider answered 404 "Transaction not found"."""
+
+
+@dataclass(frozen=True)
+class Uninterpretable:
+    """The provider's answer could not be interpreted."""
+
+    detail: str
+
+
+@dataclass(frozen=True)
+class Transient:
+    """A 5xx, timeout or 429: try again later; never a finding."""
+
+    detail: str
+    retry_after: float | None = None
+
+
+Answer = Found | NotFound | Uninterpretable | Transient
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The new state of the transfer and what must happen to its findings."""
+
+    status: TransferStatus
+    confirmed: bool
+    next_check_in: float | None  # seconds from now; None = nothing more to check
+    check_attempts: int
+    not_found_count: int
+    provider_status: TransferStatus | None
+    provider_amount: int | None
+    provider_fee: int | None
+    provider_reference: str | None
+    failure_reason: str | None
+    initiation: Initiation | None
+    open: dict[FindingKind, str] = field(default_factory=dict)
+    resolved: frozenset[FindingKind] = frozenset()
+    newly_confirmed: bool = False
+    provider_error: bool = False
+
+
+def backoff_delay(attempt: int, base: int, cap: int) -> float:
+    """Seconds before re-check number `attempt` (1-based): base doubling per attempt, capped."""
+    if attempt < 1 or base <= 0:
+        return 0.0
+    # Cap the exponent first so huge attempt counts never build huge integers.
+    exponent = min(attempt - 1, 62)
+    return float(min(base * (2**exponent), cap))
+
+
+def amount_problem(view: LedgerView, provider_amount: int | None) -> str | None:
+    """Why the amounts disagree with the expected one, or None when they agree."""
+    if view.amount is None:
+        return None  # an orphan: nothing was expected, so nothing to compare
+    parts = [
+        f"{name} amount {value}"
+        for name, value in (("provider", provider_amount), ("webhook", view.webhook_amount))
+        if value is not None and value != view.amount
+    ]
+    if not parts:
+        return None
+    return f"expected {view.amount} kobo; " + ", ".join(parts) + " kobo"
+
+
+def fee_problem(
+    view: LedgerView, provider_fee: int | None, amount: int | None, schedule: FeeSchedule | None
+) -> str | None:
+    """Why the fees disagree (quote, webhook, provider, contract), or None when they agree."""
+    figures = [
+        (name, value)
+        for name, value in (
+            ("quoted", view.fee),
+            ("webhook", view.webhook_fee),
+            ("provider", provider_fee),
+        )
+        if value is not None
+    ]
+    problems = []
+    if len({value for _, value in figures}) > 1:
+        problems.append("fees differ: " + ", ".join(f"{n} {v}" for n, v in figures) + " kobo")
+    contract = None if amount is None or schedule is None else schedule.fee_for(amount)
+    if contract is not None:
+        over = [
+            (name, value)
+            for name, value in (("provider", provider_fee), ("webhook", view.webhook_fee))
+            if value is not None and value > contract
+        ]
+        if over:
+            problems.append(
+                ", ".join(f"{n} fee {v}" for n, v in over)
+                + f" kobo exceeds the contract fee {contract} kobo"
+            )
+    return "; ".join(problems) if problems else None
+
+
+def _stale(
+    status: TransferStatus, view: LedgerView, policy: Policy, now: dt.datetime, unknown: bool
+) -> str | None:
+    # A transfer the provider does not know is flagged unknown_to_provider instead.
+    if status is not TransferStatus.PENDING or unknown:
+        return None
+    age = (now - view.created_at).total_seconds()
+    if age < policy.stale_after:
+        return None
+    return f"pending for {int(age)} s (limit {policy.stale_after} s)"
+
+
+def evaluate(view: LedgerView, answer: Answer, policy: Policy, now: dt.datetime) -> Verdict:
+    """Apply one provider answer to one transfer; the verdict the ledger must reflect."""
+    if isinstance(answer, Found) and _foreign(view, answer):
+        answer = Uninterpretable(
+            f"lookup of {view.reference} answered for merchant reference "
+            f"{answer.merchant_reference!r}"
+        )
+    attempts = view.check_attempts + 1
+    open_: dict[FindingKind, str] = {}
+    resolved: set[FindingKind] = set()
+    provider_status = view.provider_status
+    provider_amount = view.provider_amount
+    provider_fee = view.provider_fee
+    provider_reference = view.provider_reference
+    failure_reason = view.failure_reason
+    initiation = view.initiation
+    not_found = view.not_found_count
+    delay: float | None = backoff_delay(attempts, policy.check_backoff, policy.check_backoff_max)
+    provider_error = False
+
+    if isinstance(answer, Found):
+        provider_status, provider_amount, provider_fee = answer.status, answer.amount, answer.fee
+        provider_reference = provider_reference or answer.reference
+        if answer.status is TransferStatus.FAILED and answer.failure_reason:
+            failure_reason = answer.failure_reason
+        if initiation is Initiation.INTENT:
+            initiation = Initiation.ACCEPTED  # the lost answer is found: it did go through
+        not_found = 0
+        resolved |= {FindingKind.UNKNOWN_TO_PROVIDER, FindingKind.UNVERIFIABLE}
+    elif isinstance(answer, NotFound):
+        not_found += 1
+        resolved.add(FindingKind.UNVERIFIABLE)
+        if not_found >= policy.not_found_limit:
+            open_[FindingKind.UNKNOWN_TO_PROVIDER] = (
+                f"the provider answered 'not found' {not_found} times in a row"
+            )
+    elif isinstance(answer, Uninterpretable):
+        open_[FindingKind.UNVERIFIABLE] = answer.detail
+        provider_error = True
+    else:
+        provider_error = True
+        if answer.retry_after is not None and delay is not None:
+            delay = max(delay, answer.retry_after)  # the provider's Retry-After wins if longer
+
+    final = isinstance(answer, Found) and answer.status in FINAL
+    if final:
+        assert isinstance(answer, Found)
+        status, confirmed = answer.status, True
+        delay, attempts = None, 0
+        if view.webhook_status in FINAL and view.webhook_status is not answer.status:
+            open_[FindingKind.STATUS_CONFLICT] = (
+                f"webhook said {view.webhook_status}, provider says {answer.status}"
+            )
+    else:
+        # Provider pending or no usable answer: a webhook's outcome stands, unconfirmed.
+        status = view.webhook_status if view.webhook_status in FINAL else TransferStatus.PENDING
+        confirmed = view.confirmed and view.status in FINAL
+        if confirmed:
+            status = view.status  # an earlier provider answer settled it; a late webhook cannot
+
+    amount = view.amount if view.amount is not None else provider_amount
+    for kind, problem in (
+        (FindingKind.AMOUNT_MISMATCH, amount_problem(view, provider_amount)),
+        (FindingKind.FEE_MISMATCH, fee_problem(view, provider_fee, amount, policy.fee_schedule)),
+        (
+            FindingKind.STALE_PENDING,
+            _stale(status, view, policy, now, not_found >= policy.not_found_limit),
+        ),
+    ):
+        if problem is not None:
+            open_[kind] = problem
+        else:
+            resolved.add(kind)
+    resolved -= set(open_)
+    return Verdict(
+        status=status,
+        confirmed=confirmed,
+        next_check_in=delay,
+        check_attempts=attempts,
+        not_found_count=not_found,
+        provider_status=provider_status,
+        provider_amount=provider_amount,
+        provider_fee=provider_fee,
+        provider_reference=provider_reference,
+        failure_reason=failure_reason,
+        initiation=initiation,
+        open=open_,
+        resolved=frozenset(resolved),
+        newly_confirmed=confirmed and not view.confirmed,
+        provider_error=provider_error,
+    )
+
+
+def _foreign(view: LedgerView, answer: Found) -> bool:
+    """True when the provider answered for a transfer that is not this one."""
+    if answer.merchant_reference in (None, view.reference):
+        return False
+    # An orphan may be keyed by the provider's reference: a matching one is ours too.
+    return answer.reference not in (view.reference, view.provider_reference)

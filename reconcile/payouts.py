@@ -1,0 +1,373 @@
+"""Paying out: name enquiry, the intent written first, then the initiation, then its answer.
+
+The order is what makes a crash harmless. The intent (status pending,
+initiation "intent") is committed before the provider is called, and due for a
+lookup after a short grace; the provider's answer is recorded in a second
+transaction. Whatever dies in between, the reconciler only ever *looks up* the
+reference, never initiates again, so money moves at most once. A lost answer
+is resolved by that lookup: found → accepted with the provider's figures; not
+found `PAYRECON_NOT_FOUND_LIMIT` times over backoff → `unknown_to_provider` is
+raised and the transfer stays pending (never silently failed: only the
+provider knows whether it moved money).
+
+Test-only failpoint: `PAYRECON_FAILPOINT=after_intent|after_initiate` kills
+the process (`os._exit(137)`) right after the intent commits, or right after
+the provider accepted and before the answer is recorded.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import structlog
+from sqlalchemy import Engine
+
+from ledger.db import read_session, write_session
+from ledger.models import Transfer
+from ledger.queries import find_transfer
+from ledger.types import Initiation, TransferOrigin, TransferStatus
+from ledger.upsert import insert_ignore
+from provider.errors import (
+    AccessDeniedError,
+    AccountNotFoundError,
+    AuthenticationError,
+    DuplicateReferenceError,
+    EnquiryFailedError,
+    InvalidBankCodeError,
+    NotFoundError,
+    ProviderError,
+    ProviderRequestError,
+    ProviderValidationError,
+    TransferRejectedError,
+    TransientError,
+)
+from reconcile.errors import (
+    DuplicatePayoutError,
+    PayoutAuthError,
+    PayoutEnquiryError,
+    PayoutInputError,
+    PayoutPendingResolutionError,
+    PayoutRejectedError,
+    PayoutUnavailableError,
+)
+
+logger = structlog.get_logger(__name__)
+
+MAX_KOBO = 2**63 - 1
+INTENT_GRACE_SECONDS = 60.0  # longer than one initiation call can take (timeout, no retry)
+FAILPOINT_ENV = "PAYRECON_FAILPOINT"
+_REFERENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,99}")
+_ACCOUNT = re.compile(r"[0-9]{10}")
+_BANK = re.compile(r"[0-9A-Za-z]{2,16}")
+
+
+class PayoutClient(Protocol):
+    """The provider calls a payout makes (ProviderClient satisfies it)."""
+
+    def account_enquiry(self, account_number: str, bank_code: str) -> Any: ...
+    def initiate_transfer(
+        self, *, amount: int, bank_code: str, account_number: str, reference: str
+    ) -> Any: ...
+    def get_transaction(self, reference: str) -> Any: ...
+
+
+@dataclass(frozen=True)
+class PayoutRequest:
+    """What to pay: amount in kobo to an account at a bank, under the merchant's reference."""
+
+    amount: int
+    bank_code: str
+    account_number: str
+    reference: str
+
+
+@dataclass(frozen=True)
+class PayoutResult:
+    """The payout as the ledger now holds it; `created` False when it already existed."""
+
+    reference: str
+    provider_reference: str | None
+    status: str
+    initiation: str | None
+    amount: int | None
+    fee: int | None
+    account_name: str | None
+    created: bool = True
+
+
+def validate(request: PayoutRequest) -> None:
+    """Refuse a malformed request before anything is sent (PayoutInputError names the field)."""
+    ref = request.reference if isinstance(request.reference, str) else None
+    if isinstance(request.amount, bool) or not isinstance(request.amount, int):
+        raise PayoutInputError("amount must be a whole number of kobo", field="amount",
+                               reference=ref)
+    if not 1 <= request.amount <= MAX_KOBO:
+        raise PayoutInputError("amount must be between 1 and 2^63-1 kobo", field="amount",
+                               reference=ref)
+    if not isinstance(request.bank_code, str) or not _BANK.fullmatch(request.bank_code):
+        raise PayoutInputError("bank code must be the code from the bank list",
+                               field="bank_code", reference=ref)
+    if not isinstance(request.account_number, str) or not _ACCOUNT.fullmatch(
+        request.account_number
+    ):
+        raise PayoutInputError("account number must be exactly 10 digits",
+                               field="account_number", reference=ref)
+    if ref is None or not _REFERENCE.fullmatch(ref):
+        raise PayoutInputError(
+            "reference must be 1-100 letters, digits, '_', '-', '.' or ':'",
+            field="reference", reference=ref,
+        )
+
+
+def _failpoint(name: str) -> None:
+    # Read at the instant, not at import: a test sets it for one subprocess only.
+    if os.environ.get(FAILPOINT_ENV) == name:
+        os._exit(137)
+
+
+def _result(transfer: Transfer, *, created: bool) -> PayoutResult:
+    return PayoutResult(
+        reference=transfer.reference,
+        provider_reference=transfer.provider_reference,
+        status=transfer.status,
+        initiation=transfer.initiation,
+        amount=transfer.amount,
+        fee=transfer.fee,
+        account_name=transfer.account_name,
+        created=created,
+    )
+
+
+def _same(transfer: Transfer, request: PayoutRequest) -> bool:
+    return (
+        transfer.origin == TransferOrigin.INITIATED.value
+        and transfer.amount == request.amount
+        and transfer.bank_code == request.bank_code
+        and transfer.account_number == request.account_number
+    )
+
+
+def _existing(engine: Engine, request: PayoutRequest) -> PayoutResult | None:
+    with read_session(engine) as session:
+        transfer = find_transfer(session, request.reference)
+        if transfer is None:
+            return None
+        if not _same(transfer, request):
+            raise DuplicatePayoutError(
+                f"reference {request.reference} is already used by another transfer",
+                reference=request.reference,
+            )
+        return _result(transfer, created=False)
+
+
+def _enquire(client: PayoutClient, request: PayoutRequest) -> str:
+    try:
+        answer = client.account_enquiry(request.account_number, request.bank_code)
+    except EnquiryFailedError as exc:
+        raise PayoutEnquiryError(
+            f"account name enquiry failed for {request.account_number} at bank "
+            f"{request.bank_code}: check the account number and bank code",
+            reference=request.reference,
+        ) from exc
+    except AuthenticationError as exc:
+        raise PayoutAuthError(
+            "the provider refused the secret key (PAYRECON_PROVIDER_SECRET_KEY)",
+            reference=request.reference,
+        ) from exc
+    except (TransientError, ProviderError) as exc:
+        raise PayoutUnavailableError(
+            f"account name enquiry could not be made ({exc.message}); nothing was sent",
+            reference=request.reference,
+        ) from exc
+    return str(answer.account_name)
+
+
+def _write_intent(
+    engine: Engine, request: PayoutRequest, account_name: str, now: dt.datetime, grace: float
+) -> bool:
+    with write_session(engine) as session:
+        new_id = insert_ignore(
+            session,
+            Transfer.__table__,  # type: ignore[attr-defined]
+            {
+                "reference": request.reference,
+                "origin": TransferOrigin.INITIATED.value,
+                "status": TransferStatus.PENDING.value,
+                "confirmed": False,
+                "amount": request.amount,
+                "bank_code": request.bank_code,
+                "account_number": request.account_number,
+                "account_name": account_name,
+                "initiation": Initiation.INTENT.value,
+                "check_attempts": 0,
+                "not_found_count": 0,
+                # If we die before recording the answer, the reconciler looks it up then.
+                "next_check_at": now + dt.timedelta(seconds=grace),
+                "created_at": now,
+                "updated_at": now,
+            },
+        )
+    return new_id is not None
+
+
+def _record_accepted(
+    engine: Engine,
+    reference: str,
+    *,
+    provider_reference: str,
+    fee: int | None,
+    now: dt.datetime,
+) -> PayoutResult:
+    with write_session(engine) as session:
+        transfer = find_transfer(session, reference, for_update=True)
+        assert transfer is not None  # we wrote the intent ourselves
+        if transfer.provider_reference is None:
+            transfer.provider_reference = provider_reference
+        if transfer.fee is None:
+            transfer.fee = fee
+        if transfer.initiation == Initiation.INTENT.value:
+            transfer.initiation = Initiation.ACCEPTED.value
+        # A webhook (or the reconciler) may have got here first: never undo what it set.
+        if not transfer.confirmed:
+            transfer.next_check_at = now
+        transfer.updated_at = now
+        return _result(transfer, created=True)
+
+
+def _record_rejected(
+    engine: Engine, reference: str, *, cause: str, message: str, now: dt.datetime
+) -> None:
+    with write_session(engine) as session:
+        transfer = find_transfer(session, reference, for_update=True)
+        assert transfer is not None
+        transfer.initiation = Initiation.REJECTED.value
+        transfer.initiation_error = message
+        transfer.status = TransferStatus.FAILED.value
+        transfer.failure_reason = cause
+        # A definite refusal is the provider's final word: nothing moved, nothing to check.
+        transfer.confirmed = True
+        transfer.confirmed_at = now
+        transfer.next_check_at = None
+        transfer.updated_at = now
+
+
+def _rejection(exc: ProviderError) -> tuple[str, int]:
+    if isinstance(exc, TransferRejectedError):
+        return exc.cause, 422
+    if isinstance(exc, AccessDeniedError):
+        return exc.message, 403
+    if isinstance(exc, AuthenticationError):
+        return "Unauthenticated", 502
+    return exc.message, 422
+
+
+def _resolve_duplicate(
+    engine: Engine, client: PayoutClient, request: PayoutRequest, now: dt.datetime
+) -> PayoutResult:
+    """The provider already knows the reference: an earlier attempt of ours may have gone."""
+    try:
+        found = client.get_transaction(request.reference)
+    except NotFoundError as exc:
+        raise PayoutPendingResolutionError(
+            f"the provider calls {request.reference} a duplicate but cannot find it; "
+            "the reconciler will keep looking",
+            reference=request.reference,
+        ) from exc
+    except ProviderError as exc:
+        raise PayoutPendingResolutionError(
+            f"the provider calls {request.reference} a duplicate and the lookup failed "
+            f"({exc.message}); the reconciler will resolve it",
+            reference=request.reference,
+        ) from exc
+    result = _record_accepted(
+        engine, request.reference, provider_reference=found.reference, fee=found.fee, now=now
+    )
+    if found.amount != request.amount:
+        # Not ours to settle here: the reconciler raises amount_mismatch on its check.
+        raise DuplicatePayoutError(
+            f"reference {request.reference} was already used at the provider for a different "
+            f"amount ({found.amount} kobo); recorded for reconciliation",
+            reference=request.reference,
+        )
+    return result
+
+
+def send_payout(
+    engine: Engine,
+    client: PayoutClient,
+    request: PayoutRequest,
+    *,
+    now: dt.datetime,
+    grace: float = INTENT_GRACE_SECONDS,
+) -> PayoutResult:
+    """Pay out once: validate, enquire, commit the intent, initiate, record the answer.
+
+    Raises a PayoutError subclass (reconcile.errors) whose `.kind`/`.http_status` say how
+    it failed. A reference already in the ledger for the same payout returns it unchanged
+    (`created=False`) and sends nothing.
+    """
+    validate(request)
+    existing = _existing(engine, request)
+    if existing is not None:
+        return existing
+    account_name = _enquire(client, request)
+    if not _write_intent(engine, request, account_name, now, grace):
+        # A concurrent `send` with the same reference won the insert.
+        existing = _existing(engine, request)
+        assert existing is not None
+        return existing
+    _failpoint("after_intent")
+    log = logger.bind(reference=request.reference, amount=request.amount)
+    try:
+        answer = client.initiate_transfer(
+            amount=request.amount,
+            bank_code=request.bank_code,
+            account_number=request.account_number,
+            reference=request.reference,
+        )
+    except DuplicateReferenceError:
+        log.warning("payout_duplicate_reference")
+        return _resolve_duplicate(engine, client, request, now)
+    except (
+        TransferRejectedError,
+        AccessDeniedError,
+        AuthenticationError,
+        ProviderValidationError,
+        ProviderRequestError,
+    ) as exc:
+        cause, status = _rejection(exc)
+        _record_rejected(engine, request.reference, cause=cause, message=exc.message, now=now)
+        log.warning("payout_rejected", cause=cause)
+        if isinstance(exc, AuthenticationError):
+            raise PayoutAuthError(
+                "the provider refused the secret key (PAYRECON_PROVIDER_SECRET_KEY); "
+                "nothing was paid", reference=request.reference,
+            ) from exc
+        wrong_input = isinstance(exc, InvalidBankCodeError | AccountNotFoundError)
+        raise PayoutRejectedError(
+            f"the provider refused transfer {request.reference}: {cause}"
+            + ("; check the bank code and account number" if wrong_input else "")
+            + "; nothing was paid",
+            cause=cause,
+            reference=request.reference,
+            http_status=status,
+        ) from exc
+    except ProviderError as exc:
+        # Timeout, 5xx, uninterpretable: it may or may not have been created. Leave the
+        # intent; the reconciler looks the reference up after the grace.
+        log.warning("payout_answer_lost", error=exc.message)
+        raise PayoutPendingResolutionError(
+            f"the provider's answer for {request.reference} was lost ({exc.message}); "
+            "it is recorded and the reconciler will resolve it by lookup — do not send again",
+            reference=request.reference,
+        ) from exc
+    _failpoint("after_initiate")
+    result = _record_accepted(
+        engine, request.reference, provider_reference=answer.reference, fee=answer.fee, now=now
+    )
+    log.info("payout_accepted", provider_reference=answer.reference, fee=answer.fee)
+    return result
