@@ -11,6 +11,7 @@ import click
 from ledger.db import write_session
 from ledger.errors import ConflictError, LedgerError
 from ledger.types import utcnow
+from payrecon.commands.payout import send
 from payrecon.context import EXIT_USAGE, app_context, fail
 from receiver.expected import ExpectedInputError, parse_expected, register
 
@@ -22,12 +23,7 @@ def transfer() -> None:
     """Pay out, or register transfers initiated elsewhere."""
 
 
-try:  # TEMPORARY until payrecon.commands.payout lands
-    from payrecon.commands.payout import send
-
-    transfer.add_command(send)
-except ImportError:
-    pass
+transfer.add_command(send)
 
 
 @transfer.command("expect")

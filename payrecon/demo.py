@@ -1,0 +1,297 @@
+"""`payrecon demo`: the whole job on a fresh SQLite file and the built-in sandbox.
+
+The sandbox and the receiver run in this process on free loopback ports. Payouts go through
+the real payout path (name enquiry, intent, initiation); the sandbox completes them and sends
+webhooks with its faults (dropped, duplicated and delayed webhooks, a tampered fee, a transfer
+stuck in pending, a failure that still charges a fee); the reconciler runs until nothing is
+due; the reports are written next to the ledger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from sqlalchemy import Engine, func, select
+from sqlmodel import col
+
+from ledger.db import create_db_engine, read_session
+from ledger.migrate import upgrade
+from ledger.models import Finding, Transfer
+from ledger.types import TransferStatus, utcnow
+from payrecon.servers import free_port, running_server
+from payrecon.settings import Settings, load_settings
+from provider.client import AsyncProviderClient, ProviderClient
+from receiver.app import create_app
+from reconcile.payouts import PayoutRequest, send_payout
+from reconcile.poller import run_pass
+from reconcile.reports.period import Period
+from reconcile.reports.render import write_report
+from sandbox.app import create_app as create_sandbox
+from sandbox.config import SandboxConfig
+from sandbox.faults import parse_faults
+
+# The sandbox's default faults for the demo; the per-transfer specials are chosen below.
+DEMO_FAULTS = (
+    "seed={seed},webhook_drop=0.05,webhook_duplicate=0.1,webhook_delay=0.1,webhook_delay_seconds=2"
+)
+DEMO_FEE_SCHEDULE = "0-500000:1000,500001-5000000:2500,5000001-:5000"
+REPORTS = ("html", "csv", "json")
+STUCK, DORMANT, TAMPERED = 3, 5, 7  # which payouts get the special treatment
+
+
+@dataclass
+class DemoResult:
+    """What the demo did."""
+
+    directory: Path
+    transfers: int
+    confirmed: int = 0
+    pending: int = 0
+    open_findings: dict[str, int] = field(default_factory=dict)
+    passes: int = 0
+    settled: bool = False
+    seconds: float = 0.0
+    reports: list[Path] = field(default_factory=list)
+
+
+def _fresh_directory(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in ("ledger.db", "ledger.db-wal", "ledger.db-shm", *(f"report.{f}" for f in REPORTS)):
+        (directory / name).unlink(missing_ok=True)
+
+
+def _settings(directory: Path, sandbox_url: str, secret_key: str) -> Settings:
+    # Short clocks so a minute shows everything: staleness after 5 s, re-checks every second.
+    return load_settings(
+        database_url=f"sqlite:///{directory.resolve()}/ledger.db",
+        provider_base_url=sandbox_url,
+        provider_secret_key=secret_key,
+        stale_after=5,
+        check_backoff=1,
+        check_backoff_max=2,
+        poll_interval=1,
+        provider_concurrency=16,
+        provider_max_rps=0,
+        fee_schedule=DEMO_FEE_SCHEDULE,
+    )
+
+
+def _plan(
+    accounts: list[dict[str, Any]], count: int, seed: int
+) -> list[tuple[PayoutRequest, bool]]:
+    """The payouts to make: (request, tamper its fee?), deterministic for a seed."""
+    rng = random.Random(seed)
+    normal = [a for a in accounts if a["behaviour"] == "succeeds"]
+    special = {a["behaviour"]: a for a in accounts}
+    plan = []
+    for index in range(count):
+        account = normal[index % len(normal)]
+        if index == STUCK:
+            account = special["stays_pending"]
+        elif index == DORMANT:
+            account = special["fails_after_pending"]
+        amount = rng.randrange(100_000, 20_000_000, 50)  # ₦1,000 to ₦200,000
+        request = PayoutRequest(
+            amount, account["bank_code"], account["account_number"], f"DEMO-{seed}-{index:04d}"
+        )
+        plan.append((request, index == TAMPERED))
+    return plan
+
+
+def _pay(
+    engine: Engine,
+    console: Console,
+    sandbox_url: str,
+    secret_key: str,
+    plan: list[tuple[PayoutRequest, bool]],
+    faults: str,
+) -> None:
+    progress = Progress(
+        TextColumn("paying out"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+    with progress, ProviderClient(sandbox_url, secret_key) as client, httpx.Client() as control:
+        task = progress.add_task("pay", total=len(plan))
+        for request, tamper in plan:
+            if tamper:  # this one payout's success webhook carries a fee the provider never charged
+                control.post(
+                    f"{sandbox_url}/_sandbox/faults",
+                    json={**_fault_dict(faults), "tamper_fee": 1.0},
+                )
+            send_payout(engine, client, request, now=utcnow())
+            if tamper:
+                control.post(f"{sandbox_url}/_sandbox/faults", json=_fault_dict(faults))
+            progress.advance(task)
+
+
+def _fault_dict(spec: str) -> dict[str, Any]:
+    pairs = (part.split("=", 1) for part in spec.split(","))
+    return {key: float(value) if "." in value else int(value) for key, value in pairs}
+
+
+def _state(engine: Engine) -> tuple[int, int, int, dict[str, int]]:
+    """(total, confirmed, unsettled, open findings by kind); unsettled = unconfirmed, unflagged."""
+    with read_session(engine) as session:
+        total = session.execute(select(func.count()).select_from(Transfer)).scalar_one()
+        confirmed = session.execute(
+            select(func.count()).select_from(Transfer).where(col(Transfer.confirmed).is_(True))
+        ).scalar_one()
+        flagged = select(col(Finding.transfer_id)).where(col(Finding.resolved_at).is_(None))
+        unsettled = session.execute(
+            select(func.count())
+            .select_from(Transfer)
+            .where(col(Transfer.confirmed).is_(False), col(Transfer.id).not_in(flagged))
+        ).scalar_one()
+        kinds: dict[str, int] = {
+            kind: count
+            for kind, count in session.execute(
+                select(col(Finding.kind), func.count())
+                .where(col(Finding.resolved_at).is_(None))
+                .group_by(col(Finding.kind))
+            ).all()
+        }
+    return total, confirmed, unsettled, kinds
+
+
+def _pending_webhooks(control: httpx.Client, sandbox_url: str) -> bool:
+    """True while some webhook the sandbox will send has not been delivered (or dropped) yet."""
+    transfers = control.get(f"{sandbox_url}/_sandbox/transfers").json()["transfers"]
+    completed = {t["merchant_reference"] for t in transfers if t["status"] != "pending"}
+    rows = control.get(f"{sandbox_url}/_sandbox/webhooks").json()["attempts"]
+    finished = {a["merchant_reference"] for a in rows if a.get("delivered") or a.get("dropped")}
+    return bool(completed - finished)
+
+
+def _reconcile(
+    engine: Engine,
+    settings: Settings,
+    console: Console,
+    sandbox_url: str,
+    result: DemoResult,
+    deadline: float,
+) -> None:
+    progress = Progress(
+        TextColumn("reconciling"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[note]}"),
+        TimeElapsedColumn(),
+        console=console,
+    )
+
+    async def one_pass() -> None:
+        async with AsyncProviderClient(
+            str(settings.provider_base_url),
+            settings.provider_secret_key.get_secret_value(),  # type: ignore[union-attr]
+        ) as client:
+            await run_pass(engine, client, settings)
+
+    with progress, httpx.Client() as control:
+        task = progress.add_task("reconcile", total=result.transfers, note="")
+        quiet_since: float | None = None
+        while time.monotonic() < deadline:
+            asyncio.run(one_pass())
+            result.passes += 1
+            _, confirmed, unsettled, kinds = _state(engine)
+            note = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+            progress.update(task, completed=confirmed, note=note)
+            busy = unsettled > 0 or _pending_webhooks(control, sandbox_url)
+            stale_seen = "stale_pending" in kinds
+            if not busy and stale_seen:
+                # Settled: wait one more quiet second so late duplicates are reconciled too.
+                quiet_since = quiet_since or time.monotonic()
+                if time.monotonic() - quiet_since >= 1.0:
+                    result.settled = True
+                    break
+            else:
+                quiet_since = None
+            time.sleep(settings.poll_interval)
+    _, result.confirmed, _, result.open_findings = _state(engine)
+
+
+def _write_reports(engine: Engine, directory: Path, settings: Settings) -> list[Path]:
+    paths = []
+    with read_session(engine) as session:
+        for fmt in REPORTS:
+            path = directory / f"report.{fmt}"
+            write_report(
+                session,
+                period=Period(None, None),
+                fmt=fmt,
+                path=path,
+                stale_after=settings.stale_after,
+            )
+            paths.append(path)
+    return paths
+
+
+@contextlib.contextmanager
+def _stack(directory: Path, seed: int) -> Iterator[tuple[str, Settings, Engine, SandboxConfig]]:
+    """Sandbox and receiver on free loopback ports over a fresh ledger; all stopped on exit."""
+    receiver_port = free_port()
+    faults = DEMO_FAULTS.format(seed=seed)
+    config = SandboxConfig(
+        seed=seed,
+        complete_after=0.5,
+        webhook_url=f"http://127.0.0.1:{receiver_port}/webhook",
+        webhook_retry_delays=(0.5, 1.0, 2.0, 4.0),
+        faults=parse_faults(faults),
+    )
+    with running_server(create_sandbox(config)) as sandbox_url:
+        settings = _settings(directory, sandbox_url, config.secret_key)
+        upgrade(settings.database_url)
+        engine = create_db_engine(settings.database_url)
+        try:
+            with running_server(create_app(settings, engine=engine), port=receiver_port):
+                yield sandbox_url, settings, engine, config
+        finally:
+            engine.dispose()
+
+
+def run_demo(
+    console: Console,
+    *,
+    transfers: int = 200,
+    directory: Path = Path("payrecon-demo"),
+    seed: int = 7,
+    time_limit: float = 55.0,
+) -> DemoResult:
+    """Run the demo; the result says whether every transfer ended confirmed or flagged."""
+    started = time.monotonic()
+    _fresh_directory(directory)
+    result = DemoResult(directory=directory, transfers=transfers)
+    with _stack(directory, seed) as (sandbox_url, settings, engine, config):
+        accounts = httpx.get(f"{sandbox_url}/_sandbox/accounts").json()["accounts"]
+        plan = _plan(accounts, transfers, seed)
+        console.print(f"sandbox  {sandbox_url}   ledger  {directory}/ledger.db")
+        _pay(engine, console, sandbox_url, config.secret_key, plan, DEMO_FAULTS.format(seed=seed))
+        _reconcile(engine, settings, console, sandbox_url, result, started + time_limit)
+        result.reports = _write_reports(engine, directory, settings)
+        with read_session(engine) as session:
+            result.pending = session.execute(
+                select(func.count())
+                .select_from(Transfer)
+                .where(col(Transfer.status) == TransferStatus.PENDING.value)
+            ).scalar_one()
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def clear_directory(directory: Path) -> None:
+    """Remove a demo directory entirely."""
+    shutil.rmtree(directory, ignore_errors=True)

@@ -1,0 +1,39 @@
+"""`payrecon demo` end to end, as a new user runs it."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+from pathlib import Path
+
+from tests.support.processes import PAYRECON, payrecon_env
+
+
+def test_the_demo_pays_reconciles_and_reports(tmp_path: Path) -> None:
+    """40 payouts end confirmed or flagged, and the three reports agree with each other."""
+    result = subprocess.run(
+        [*PAYRECON, "demo", "--transfers", "40"],
+        cwd=tmp_path,
+        env=payrecon_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    folder = tmp_path / "payrecon-demo"
+    report = json.loads((folder / "report.json").read_text())
+    with (folder / "report.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    html = (folder / "report.html").read_text()
+    by_status = report["transfers"]["by_status"]
+    assert report["transfers"]["total"] == 40 == len(rows)
+    assert by_status["failed"]["count"] == 1 and by_status["failed"]["fee"] > 0
+    assert by_status["pending"]["count"] == 1
+    assert report["findings"]["stale_pending"] == 1
+    assert report["findings"]["fee_mismatch"] == 1
+    assert report["fees"]["on_failed"] == by_status["failed"]["fee"]
+    successful = [r for r in rows if r["status"] == "successful"]
+    assert len(successful) == by_status["successful"]["count"] == 38
+    assert "confirmed by the provider" in result.stdout
+    assert "₦" in html and "<script src=" not in html
