@@ -78,5 +78,9 @@ def configure_logging(
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        # uvicorn may have installed its own handlers, which would bypass the redaction.
+        logging.getLogger(name).handlers[:] = []
+        logging.getLogger(name).propagate = True
     for noisy in ("alembic", "httpx", "httpcore", "uvicorn.access"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
