@@ -34,7 +34,7 @@ test: $(STAMP) system-deps
 bench: $(STAMP) system-deps
 	$(BIN)/python bench/bench_receiver.py
 	$(BIN)/python bench/bench_reconcile.py
-	$(BIN)/python bench/bench_reports.py
+	$(BIN)/python bench/bench_reports.py --results bench/results/reports-latest.md
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
