@@ -40,8 +40,11 @@ class Result:
 
 
 def _ms(text: str) -> float:
-    number, unit = re.match(r"([\d.]+)(\w+)", text).groups()  # type: ignore[union-attr]
-    return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+    match = re.match(r"([\d.]+)(us|ms|s|m)$", text)
+    if match is None:
+        raise ValueError(f"cannot read a latency from {text!r}")
+    number, unit = match.groups()
+    return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}[unit]
 
 
 def run_wrk(name: str, port: int) -> Result:
@@ -70,8 +73,8 @@ def run_wrk(name: str, port: int) -> Result:
         check=True,
     ).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    p50 = _ms(re.search(r"50%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
-    p99 = _ms(re.search(r"99%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
+    p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
+    p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return Result(name, rps, p50, p99, int(bad.group(1)) if bad else 0)
 

@@ -40,8 +40,11 @@ def raise_finding(
             finding.detail = detail
             finding.updated_at = now
         return None
-    # The cause came back after it had gone: reopen the same finding.
+    # The cause came back after it had gone: reopen the same finding. An acknowledgement was
+    # about the old occurrence, so it is cleared and the recurrence alerts again.
     finding.resolved_at = None
+    finding.acknowledged_at = None
+    finding.ack_note = None
     finding.opened_at = now
     finding.detail = detail
     finding.updated_at = now

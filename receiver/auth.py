@@ -3,6 +3,7 @@ Standard Webhooks signatures. Each is optional; all that are configured must pas
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -30,6 +31,7 @@ class SenderPolicy:
     standard_secret: str | None = None
 
 
+@functools.lru_cache(maxsize=4096)
 def _normal(address: str) -> str | None:
     try:
         return str(ipaddress.ip_address(address.strip().strip("[]")))

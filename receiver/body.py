@@ -16,7 +16,10 @@ async def read_limited(request: Request, limit: int) -> bytes:
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
-        if size > limit:
-            raise BodyTooLargeError(f"body is over the {limit}-byte limit")
         chunks.append(chunk)
+        if size > limit:
+            # Stop reading at once; keep the first `limit` bytes as evidence.
+            raise BodyTooLargeError(
+                f"body is over the {limit}-byte limit", head=b"".join(chunks)[:limit]
+            )
     return b"".join(chunks)

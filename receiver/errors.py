@@ -49,10 +49,14 @@ class DeliveryInvalidError(ReceiverError):
 
 
 class BodyTooLargeError(DeliveryInvalidError):
-    """413: the body is larger than PAYRECON_MAX_BODY_BYTES."""
+    """413: the body is larger than PAYRECON_MAX_BODY_BYTES; `head` is what was read of it."""
 
     status_code = 413
     code = "body_too_large"
+
+    def __init__(self, message: str, head: bytes = b"") -> None:
+        super().__init__(message)
+        self.head = head
 
 
 class BodyNotJSONError(DeliveryInvalidError):

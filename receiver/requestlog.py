@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
+import secrets
 import time
-import uuid
 
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -13,6 +13,8 @@ logger = structlog.get_logger("payrecon.request")
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _QUIET = {"/healthz", "/readyz", "/metrics"}
+# Whatever token a sender presents, right or wrong, stays out of the logs.
+_TOKEN_PATH = re.compile(r"^/webhook/[^/]+")
 
 
 class RequestLogMiddleware:
@@ -26,7 +28,7 @@ class RequestLogMiddleware:
             await self.app(scope, receive, send)
             return
         incoming = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
-        request_id = incoming if _SAFE_ID.match(incoming) else uuid.uuid4().hex
+        request_id = incoming if _SAFE_ID.match(incoming) else secrets.token_hex(16)
         structlog.contextvars.clear_contextvars()
         structlog.contextvars.bind_contextvars(request_id=request_id)
         status = 500
@@ -48,7 +50,7 @@ class RequestLogMiddleware:
                 logger.info(
                     "request",
                     method=scope.get("method"),
-                    path=path,  # the webhook token is scrubbed by the log redactor
+                    path=_TOKEN_PATH.sub("/webhook/[token]", path),
                     status=status,
                     duration_ms=round((time.perf_counter() - started) * 1000, 2),
                 )

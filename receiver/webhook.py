@@ -39,6 +39,7 @@ ARCHIVED_HEADERS = (
     "webhook-timestamp",
     "webhook-signature",
 )
+_ARCHIVED = frozenset(ARCHIVED_HEADERS)
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ async def _receive(request: Request, state: WebhookState) -> Response:
             if body_checks:  # unverifiable, so not authenticated: refuse without archiving
                 return error_response(exc)
             return await _archive_invalid(
-                request, state, address, b"", exc, DeliveryOutcome.TOO_LARGE
+                request, state, address, exc.head, exc, DeliveryOutcome.TOO_LARGE
             )
         check_body(policy, request.headers, body)
     except DeliveryRejectedError as exc:
@@ -119,7 +120,7 @@ async def _receive(request: Request, state: WebhookState) -> Response:
     state.metrics.deliveries.labels(outcome=applied.outcome.value).inc()
     structlog.contextvars.bind_contextvars(
         outcome=applied.outcome.value,
-        event=parsed.event if isinstance(parsed.event, str) else parsed.event.value,
+        webhook_event=parsed.event if isinstance(parsed.event, str) else parsed.event.value,
         reference=parsed.reference,
         findings=[kind.value for kind in applied.findings] or None,
     )
@@ -137,8 +138,9 @@ def _public_outcome(outcome: DeliveryOutcome) -> str:
 def _incoming(
     request: Request, address: str | None, body: bytes, policy: SenderPolicy
 ) -> IncomingDelivery:
+    # One pass over the raw headers (a lookup per name would rescan them each time).
     headers = {
-        name: request.headers[name][:500] for name in ARCHIVED_HEADERS if name in request.headers
+        name: value[:500] for name, value in request.headers.items() if name in _ARCHIVED
     }
     webhook_id = request.headers.get("webhook-id") if policy.standard_secret else None
     return IncomingDelivery(

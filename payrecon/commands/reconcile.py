@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import NoReturn
 
@@ -11,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import Engine
 
+from ledger.db import write_session
 from ledger.errors import DatabaseUnavailableError
 from ledger.types import utcnow
 from payrecon.context import EXIT_FINDINGS, EXIT_RUNTIME, EXIT_USAGE, app_context, fail
@@ -20,7 +22,7 @@ from payrecon.wiring import make_alert_sink, make_lookup_client
 from reconcile.alert_text import job_failed_alert
 from reconcile.alerts import AlertSink, send_keyed_alert
 from reconcile.errors import LeaseHeldError, ProviderKeyRefusedError
-from reconcile.lease import new_owner
+from reconcile.lease import new_owner, release_runner_lease
 from reconcile.poller import PassSummary, run_pass
 from reconcile.scheduler import StopFlag, run_every
 
@@ -111,4 +113,9 @@ def run(ctx: click.Context) -> None:
             title=title, body=body, now=now,
         )
 
-    run_every(settings.poll_interval, job, stop=stop, on_error=on_error)
+    try:
+        run_every(settings.poll_interval, job, stop=stop, on_error=on_error)
+    finally:
+        # Hand the SQLite runner lease back so a restarted reconciler need not wait it out.
+        with contextlib.suppress(DatabaseUnavailableError), write_session(engine) as session:
+            release_runner_lease(session, owner=owner)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import Engine, func, select
 
 from ledger.db import read_session, write_session
-from ledger.findings import raise_finding, resolve_finding
+from ledger.findings import acknowledge_finding, raise_finding, resolve_finding
 from ledger.models import Finding
 from ledger.queries import ExpectedTransfer, register_expected
 from ledger.types import FindingKind, utcnow
@@ -48,3 +48,22 @@ def test_a_finding_is_raised_once_and_reopened_after_resolution(engine: Engine) 
         assert again is not None and again.id == first.id
     with read_session(engine) as session:
         assert session.execute(select(func.count()).select_from(Finding)).scalar_one() == 1
+
+
+def test_a_finding_that_recurs_after_acknowledgement_is_unacknowledged(engine: Engine) -> None:
+    """An acknowledgement covers one occurrence: a reopened finding must alert again."""
+    now = utcnow()
+    with write_session(engine) as session:
+        transfer, _ = register_expected(session, ExpectedTransfer("ref-2", 5, None), now=now)
+        tid = transfer.id or 0
+        finding = raise_finding(
+            session, transfer_id=tid, kind=FindingKind.STALE_PENDING, detail="old", now=now
+        )
+        assert finding is not None and finding.id is not None
+        acknowledge_finding(session, finding_id=finding.id, note="known", now=now)
+        resolve_finding(session, transfer_id=tid, kind=FindingKind.STALE_PENDING, now=now)
+        again = raise_finding(
+            session, transfer_id=tid, kind=FindingKind.STALE_PENDING, detail="new", now=now
+        )
+    assert again is not None
+    assert again.acknowledged_at is None and again.ack_note is None

@@ -83,7 +83,9 @@ def test_bad_bodies_get_clear_errors_and_are_archived(
     assert _count(engine, WebhookEvent) == 0
 
 
-def test_a_body_over_the_limit_is_413_even_when_streamed(start_receiver: StartReceiver) -> None:
+def test_a_body_over_the_limit_is_413_even_when_streamed(
+    start_receiver: StartReceiver, engine: Engine
+) -> None:
     """The limit is counted while streaming: a chunked body without a length still gets 413."""
     with start_receiver(max_body_bytes=1024) as url:
 
@@ -95,6 +97,12 @@ def test_a_body_over_the_limit_is_413_even_when_streamed(start_receiver: StartRe
         declared = _post(url, b" " * 2048)
     assert response.status_code == 413
     assert declared.status_code == 413
+    with read_session(engine) as session:
+        heads = sorted(
+            (d.outcome, len(d.body)) for d in session.execute(select(Delivery)).scalars()
+        )
+    # The streamed one keeps the first 1,024 bytes as evidence; the declared one was never read.
+    assert heads == [("too_large", 0), ("too_large", 1024)]
 
 
 def test_other_methods_are_405(receiver_url: str) -> None:

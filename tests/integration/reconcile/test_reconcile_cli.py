@@ -142,7 +142,7 @@ def test_second_sqlite_runner_exits_with_a_clear_message(tmp_path: Any, sandbox:
 
 def test_run_stops_cleanly_on_sigterm(database_url: str, engine: Engine,
                                       sandbox: Sandbox) -> None:
-    """`reconcile run` keeps passing until SIGTERM, then exits 0."""
+    """`reconcile run` keeps passing until SIGTERM, then exits 0 and gives its lease back."""
     _seed(engine, sandbox, 3)
     env = _env(database_url, sandbox, PAYRECON_POLL_INTERVAL="1")
     process = subprocess.Popen([sys.executable, "-m", "payrecon", "reconcile", "run"], env=env,
@@ -163,6 +163,7 @@ def test_run_stops_cleanly_on_sigterm(database_url: str, engine: Engine,
     assert "reconciler_stopped" in stderr
     with read_session(engine) as session:
         assert _all_confirmed(session)
+        assert session.execute(select(Lease)).scalars().all() == []
 
 
 def _all_confirmed(session: Any) -> bool:
