@@ -95,6 +95,12 @@ def _prefetch(
 ) -> None:
     references = {e.reference for e in events}
     keys = references | {e.merchant_reference for e in events if e.merchant_reference}
+    where = _EVENTS.c.reference.in_(references)
+    if webhook_ids:
+        where = or_(where, _EVENTS.c.webhook_id.in_(webhook_ids))
+    # Also the transfers that own events we will meet: a past event may have been matched by
+    # a merchant's reference that this batch's deliveries do not carry.
+    owners = select(_EVENTS.c.transfer_id).where(where)
     rows = connection.execute(
         select(
             _TRANSFERS.c.id,
@@ -103,7 +109,13 @@ def _prefetch(
             _TRANSFERS.c.webhook_status,
             _TRANSFERS.c.confirmed,
         )
-        .where(or_(_TRANSFERS.c.reference.in_(keys), _TRANSFERS.c.provider_reference.in_(keys)))
+        .where(
+            or_(
+                _TRANSFERS.c.reference.in_(keys),
+                _TRANSFERS.c.provider_reference.in_(keys),
+                _TRANSFERS.c.id.in_(owners),
+            )
+        )
         .order_by(_TRANSFERS.c.id)
         .with_for_update()  # PostgreSQL: hold the rows until commit (SQLite locks the file)
     )
@@ -115,9 +127,6 @@ def _prefetch(
         if state.provider_reference:
             plan.by_provider[state.provider_reference] = state
     by_id = {s.id: s for s in plan.transfers.values()}
-    where = _EVENTS.c.reference.in_(references)
-    if webhook_ids:
-        where = or_(where, _EVENTS.c.webhook_id.in_(webhook_ids))
     for event_row in connection.execute(
         select(
             _EVENTS.c.id,
@@ -129,7 +138,7 @@ def _prefetch(
         ).where(where)
     ):
         owner = by_id.get(event_row.transfer_id)
-        if owner is None:  # the event's transfer was not among our keys: take the slow path
+        if owner is None:  # deleted or racing: let the per-delivery path decide
             raise BatchRaceError("event belongs to a transfer outside the batch")
         key = (event_row.event, event_row.reference)
         plan.events[key] = (event_row.id, event_row.content_hash, owner)
