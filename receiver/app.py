@@ -16,10 +16,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ledger.db import create_db_engine, ping
-from payrecon.settings import Settings
 from receiver import admin, reports
 from receiver.adminauth import admin_only
 from receiver.auth import SenderPolicy
+from receiver.config import ReceiverSettings
 from receiver.ingest import GroupCommitWriter
 from receiver.metrics import CONTENT_TYPE, create_metrics
 from receiver.requestlog import RequestLogMiddleware
@@ -30,7 +30,7 @@ def _secret(value: Any) -> str | None:
     return None if value is None else str(value.get_secret_value())
 
 
-def sender_policy(settings: Settings) -> SenderPolicy:
+def sender_policy(settings: ReceiverSettings) -> SenderPolicy:
     """The webhook sender checks configured in `settings`."""
     return SenderPolicy(
         token=_secret(settings.webhook_token),
@@ -89,7 +89,7 @@ def _routes() -> list[Route]:
 
 
 def create_app(
-    settings: Settings,
+    settings: ReceiverSettings,
     *,
     engine: Engine | None = None,
     payout_client_factory: Callable[[], Any] | None = None,
