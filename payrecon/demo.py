@@ -131,17 +131,12 @@ def _pay(
             if tamper:  # this one payout's success webhook carries a fee the provider never charged
                 control.post(
                     f"{sandbox_url}/_sandbox/faults",
-                    json={**_fault_dict(faults), "tamper_fee": 1.0},
+                    json={**parse_faults(faults).as_dict(), "tamper_fee": 1.0},
                 )
             send_payout(engine, client, request, now=utcnow())
             if tamper:
-                control.post(f"{sandbox_url}/_sandbox/faults", json=_fault_dict(faults))
+                control.post(f"{sandbox_url}/_sandbox/faults", json=parse_faults(faults).as_dict())
             progress.advance(task)
-
-
-def _fault_dict(spec: str) -> dict[str, Any]:
-    pairs = (part.split("=", 1) for part in spec.split(","))
-    return {key: float(value) if "." in value else int(value) for key, value in pairs}
 
 
 def _state(engine: Engine) -> tuple[int, int, int, dict[str, int]]:
