@@ -103,7 +103,11 @@ class WebhookEvent(SQLModel, table=True):
     """A logical event: (`event`, provider reference) once, whatever the number of copies."""
 
     __tablename__ = "webhook_event"
-    __table_args__ = (UniqueConstraint("event", "reference", name="uq_event_reference"),)
+    __table_args__ = (
+        UniqueConstraint("event", "reference", name="uq_event_reference"),
+        # Lookups by provider reference whatever the event type (migration 0002).
+        Index("ix_webhook_event_reference", "reference"),
+    )
 
     id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
     event: str = Field(sa_column=Column(String(64), nullable=False))

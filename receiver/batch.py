@@ -1,10 +1,12 @@
 """Apply a whole group-commit batch with a handful of set-based statements.
 
 The per-delivery path (`receiver.apply`) issues about ten statements per delivery; here a batch
-costs two reads and one bulk write per table, whatever its size. The outcome of every delivery
-is decided in Python from the prefetched rows, in arrival order, exactly as the per-delivery
-path would decide it. When another process races us for the same transfer or event (an insert
-that ON CONFLICT skipped), the batch is abandoned and retried one delivery at a time.
+costs two reads and one multi-row write per table, whatever its size, sent through the driver
+(`ledger.bulk`) because SQLAlchemy's per-row parameter processing cost more than the database
+work itself. The outcome of every delivery is decided in Python from the prefetched rows, in
+arrival order, exactly as the per-delivery path would decide it. When another process races us
+for the same transfer or event (an insert that ON CONFLICT skipped), the batch is abandoned and
+retried one delivery at a time.
 """
 
 from __future__ import annotations
@@ -14,20 +16,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, insert, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
+from ledger.bulk import Bulk, Column
 from ledger.findings import raise_finding
-from ledger.models import Delivery, Finding, Transfer, WebhookEvent
 from ledger.types import DeliveryOutcome, FindingKind, TransferOrigin
 from receiver.apply import Applied, IncomingDelivery
 from receiver.events import IgnoredEvent, TransferEvent
-
-_EVENTS = WebhookEvent.__table__  # type: ignore[attr-defined]
-_TRANSFERS = Transfer.__table__  # type: ignore[attr-defined]
-_DELIVERIES = Delivery.__table__  # type: ignore[attr-defined]
-_FINDINGS = Finding.__table__  # type: ignore[attr-defined]
 
 
 class BatchRaceError(RuntimeError):
@@ -53,24 +48,22 @@ class _Plan:
         default_factory=dict
     )
     by_webhook_id: dict[str, tuple[str, str]] = field(default_factory=dict)
-    new_events: list[dict[str, Any]] = field(default_factory=list)
+    # (event, reference, webhook_id, content_hash, payload, owner) of each event to record
+    new_events: list[tuple[str, str, str | None, str, str, _TransferState]] = field(
+        default_factory=list
+    )
     findings: list[tuple[_TransferState, FindingKind, str, Applied]] = field(default_factory=list)
-
-
-def _insert(connection: Connection, table: Any) -> Any:
-    module: Any = postgresql if connection.dialect.name == "postgresql" else sqlite
-    return module.insert(table)
 
 
 def apply_batch(
     session: Session, deliveries: list[IncomingDelivery], *, now: dt.datetime
 ) -> list[Applied]:
     """Decide, apply and archive every delivery of the batch; never commits."""
-    connection = session.connection()
+    bulk = Bulk(session.connection())
     events = [d.parsed for d in deliveries if isinstance(d.parsed, TransferEvent)]
     plan = _Plan()
     if events:
-        _prefetch(connection, plan, events, [d.webhook_id for d in deliveries if d.webhook_id])
+        _prefetch(bulk, plan, events, [d.webhook_id for d in deliveries if d.webhook_id])
     results: list[Applied] = []
     event_of: list[tuple[str, str] | None] = []
     for delivery in deliveries:
@@ -85,65 +78,60 @@ def apply_batch(
             applied, key = _decide(plan, parsed, delivery.webhook_id, now)
             results.append(applied)
             event_of.append(key)
-    _write(connection, session, plan, now)
-    _archive(connection, deliveries, results, event_of, plan)
+    _write(bulk, session, plan, now)
+    _archive(bulk, deliveries, results, event_of, plan)
     return results
 
 
-def _prefetch(
-    connection: Connection, plan: _Plan, events: list[TransferEvent], webhook_ids: list[str]
-) -> None:
+def _prefetch(bulk: Bulk, plan: _Plan, events: list[TransferEvent], webhook_ids: list[str]) -> None:
     references = {e.reference for e in events}
     keys = references | {e.merchant_reference for e in events if e.merchant_reference}
-    where = _EVENTS.c.reference.in_(references)
+    bulk.keyed_lookups_only()
+    by_reference, reference_keys = bulk.key_set("reference", references)
+    known = [by_reference]
+    parameters = [reference_keys]
     if webhook_ids:
-        where = or_(where, _EVENTS.c.webhook_id.in_(webhook_ids))
-    # Also the transfers that own events we will meet: a past event may have been matched by
-    # a merchant's reference that this batch's deliveries do not carry.
-    owners = select(_EVENTS.c.transfer_id).where(where)
-    rows = connection.execute(
-        select(
-            _TRANSFERS.c.id,
-            _TRANSFERS.c.reference,
-            _TRANSFERS.c.provider_reference,
-            _TRANSFERS.c.webhook_status,
-            _TRANSFERS.c.confirmed,
-        )
-        .where(
-            or_(
-                _TRANSFERS.c.reference.in_(keys),
-                _TRANSFERS.c.provider_reference.in_(keys),
-                _TRANSFERS.c.id.in_(owners),
-            )
-        )
-        .order_by(_TRANSFERS.c.id)
-        .with_for_update()  # PostgreSQL: hold the rows until commit (SQLite locks the file)
+        by_webhook_id, webhook_keys = bulk.key_set("webhook_id", webhook_ids)
+        known.append(by_webhook_id)
+        parameters.append(webhook_keys)
+    by_key, transfer_keys = bulk.key_set("reference", keys)
+    by_provider, provider_keys = bulk.key_set("provider_reference", keys)
+    # Each branch is an index search; an OR of them would make PostgreSQL scan the table.
+    # The owners of known events are fetched too: a past event may have been matched by a
+    # merchant's reference that this batch's deliveries do not carry.
+    owners = " UNION ALL ".join(
+        [
+            f"SELECT id FROM transfer WHERE {by_key}",
+            f"SELECT id FROM transfer WHERE {by_provider}",
+            *(f"SELECT transfer_id FROM webhook_event WHERE {where}" for where in known),
+        ]
     )
-    for row in rows:
+    rows = bulk.select(
+        "SELECT id, reference, provider_reference, webhook_status, confirmed FROM transfer "
+        f"WHERE id IN ({owners}) ORDER BY id" + (" FOR UPDATE" if bulk.postgres else ""),
+        # PostgreSQL: hold the rows until commit (SQLite's BEGIN IMMEDIATE locks the file).
+        [transfer_keys, provider_keys, *parameters],
+    )
+    for transfer_id, reference, provider_reference, webhook_status, confirmed in rows:
         state = _TransferState(
-            row.id, row.reference, row.provider_reference, row.webhook_status, bool(row.confirmed)
+            transfer_id, reference, provider_reference, webhook_status, bool(confirmed)
         )
-        plan.transfers[state.reference] = state
-        if state.provider_reference:
-            plan.by_provider[state.provider_reference] = state
+        plan.transfers[reference] = state
+        if provider_reference:
+            plan.by_provider[provider_reference] = state
     by_id = {s.id: s for s in plan.transfers.values()}
-    for event_row in connection.execute(
-        select(
-            _EVENTS.c.id,
-            _EVENTS.c.event,
-            _EVENTS.c.reference,
-            _EVENTS.c.content_hash,
-            _EVENTS.c.transfer_id,
-            _EVENTS.c.webhook_id,
-        ).where(where)
+    for event_id, name, reference, content_hash, transfer_id, webhook_id in bulk.select(
+        "SELECT id, event, reference, content_hash, transfer_id, webhook_id "
+        f"FROM webhook_event WHERE {' OR '.join(f'({where})' for where in known)}",
+        parameters,
     ):
-        owner = by_id.get(event_row.transfer_id)
+        owner = by_id.get(transfer_id)
         if owner is None:  # deleted or racing: let the per-delivery path decide
             raise BatchRaceError("event belongs to a transfer outside the batch")
-        key = (event_row.event, event_row.reference)
-        plan.events[key] = (event_row.id, event_row.content_hash, owner)
-        if event_row.webhook_id:
-            plan.by_webhook_id[event_row.webhook_id] = key
+        key = (name, reference)
+        plan.events[key] = (event_id, content_hash, owner)
+        if webhook_id:
+            plan.by_webhook_id[webhook_id] = key
 
 
 def _match(plan: _Plan, event: TransferEvent) -> _TransferState | None:
@@ -207,17 +195,7 @@ def _decide(
     plan.events[key] = (None, event.content_hash, state)
     if webhook_id:
         plan.by_webhook_id[webhook_id] = key
-    plan.new_events.append(
-        {
-            "event": key[0],
-            "reference": key[1],
-            "webhook_id": webhook_id,
-            "content_hash": event.content_hash,
-            "payload": event.canonical,
-            "received_at": now,
-            "_state": state,
-        }
-    )
+    plan.new_events.append((key[0], key[1], webhook_id, event.content_hash, event.canonical, state))
     _outcome(plan, state, event, applied, now)
     return applied, key
 
@@ -253,79 +231,126 @@ def _outcome(
         )
 
 
-def _write(connection: Connection, session: Session, plan: _Plan, now: dt.datetime) -> None:
+# The columns each bulk statement writes, with their PostgreSQL types (ledger/models.py).
+_NEW_TRANSFER: tuple[Column, ...] = (
+    ("reference", "text"),
+    ("provider_reference", "text"),
+    ("origin", "text"),
+    ("status", "text"),
+    ("confirmed", "boolean"),
+    ("check_attempts", "integer"),
+    ("not_found_count", "integer"),
+    ("webhook_status", "text"),
+    ("webhook_amount", "bigint"),
+    ("webhook_fee", "bigint"),
+    ("failure_reason", "text"),
+    ("next_check_at", "timestamptz"),
+    ("created_at", "timestamptz"),
+    ("updated_at", "timestamptz"),
+)
+_NEW_EVENT: tuple[Column, ...] = (
+    ("event", "text"),
+    ("reference", "text"),
+    ("webhook_id", "text"),
+    ("content_hash", "text"),
+    ("payload", "text"),
+    ("transfer_id", "bigint"),
+    ("received_at", "timestamptz"),
+)
+_NEW_FINDING: tuple[Column, ...] = (
+    ("transfer_id", "bigint"),
+    ("kind", "text"),
+    ("detail", "text"),
+    ("opened_at", "timestamptz"),
+    ("updated_at", "timestamptz"),
+)
+_NEW_DELIVERY: tuple[Column, ...] = (
+    ("received_at", "timestamptz"),
+    ("remote_addr", "text"),
+    ("headers", "text"),
+    ("body", "bytea"),
+    ("body_sha256", "text"),
+    ("size", "integer"),
+    ("outcome", "text"),
+    ("error", "text"),
+    ("event_type", "text"),
+    ("reference", "text"),
+    ("webhook_id", "text"),
+    ("event_id", "bigint"),
+    ("transfer_id", "bigint"),
+)
+
+
+def _write(bulk: Bulk, session: Session, plan: _Plan, now: dt.datetime) -> None:
+    stamp = bulk.time(now)
     created = [s for s in plan.transfers.values() if s.new]
     if created:
+        # A new transfer is written whole: its webhook values go into the INSERT itself.
         rows = [
-            {
-                "reference": s.reference,
-                "provider_reference": s.provider_reference,
-                "origin": TransferOrigin.WEBHOOK.value,
-                "status": s.values["status"],
-                "confirmed": False,
-                "check_attempts": 0,
-                "not_found_count": 0,
-                "created_at": now,
-                "updated_at": now,
-            }
+            (
+                s.reference,
+                s.provider_reference,
+                TransferOrigin.WEBHOOK.value,
+                s.values["status"],
+                False,
+                0,
+                0,
+                s.values.get("webhook_status"),
+                s.values.get("webhook_amount"),
+                s.values.get("webhook_fee"),
+                s.values.get("failure_reason"),
+                stamp,
+                stamp,
+                stamp,
+            )
             for s in created
         ]
-        statement = _insert(connection, _TRANSFERS).on_conflict_do_nothing()
-        returned = connection.execute(
-            statement.returning(_TRANSFERS.c.id, _TRANSFERS.c.reference), rows
-        ).all()
+        returned = bulk.insert(
+            "transfer", _NEW_TRANSFER, rows, ignore_conflicts=True, returning=("id", "reference")
+        )
         ids = {reference: transfer_id for transfer_id, reference in returned}
         if len(ids) != len(created):
             raise BatchRaceError("a transfer was created concurrently")
         for state in created:
             state.id = ids[state.reference]
     if plan.new_events:
-        rows = [
-            {**{k: v for k, v in e.items() if k != "_state"}, "transfer_id": e["_state"].id}
-            for e in plan.new_events
+        event_rows = [
+            (name, reference, webhook_id, content_hash, payload, state.id, stamp)
+            for name, reference, webhook_id, content_hash, payload, state in plan.new_events
         ]
-        statement = _insert(connection, _EVENTS).on_conflict_do_nothing()
-        returned = connection.execute(
-            statement.returning(_EVENTS.c.id, _EVENTS.c.event, _EVENTS.c.reference), rows
-        ).all()
-        if len(returned) != len(rows):
+        returned = bulk.insert(
+            "webhook_event",
+            _NEW_EVENT,
+            event_rows,
+            ignore_conflicts=True,
+            returning=("id", "event", "reference"),
+        )
+        if len(returned) != len(event_rows):
             raise BatchRaceError("an event was recorded concurrently")
         for event_id, name, reference in returned:
             _, content_hash, state = plan.events[(name, reference)]
             plan.events[(name, reference)] = (event_id, content_hash, state)
-    updates = [s for s in plan.transfers.values() if s.values and not s.new]
-    for state in created:
-        state.values.pop("status", None)
-        state.values.pop("provider_reference", None)
-        updates.append(state)
-    _update_transfers(connection, updates)
-    _raise_findings(connection, session, plan, now)
+    _update_transfers(bulk, [s for s in plan.transfers.values() if s.values and not s.new])
+    _raise_findings(bulk, session, plan, now)
 
 
-def _raise_findings(
-    connection: Connection, session: Session, plan: _Plan, now: dt.datetime
-) -> None:
+def _raise_findings(bulk: Bulk, session: Session, plan: _Plan, now: dt.datetime) -> None:
     """Open findings in bulk; the rare one that already exists goes through raise_finding."""
     if not plan.findings:
         return
-    first: dict[tuple[int, str], dict[str, Any]] = {}
+    stamp = bulk.time(now)
+    first: dict[tuple[int, str], tuple[Any, ...]] = {}
     for state, kind, detail, _ in plan.findings:
         assert state.id is not None
-        first.setdefault(
-            (state.id, kind.value),
-            {
-                "transfer_id": state.id,
-                "kind": kind.value,
-                "detail": detail,
-                "opened_at": now,
-                "updated_at": now,
-            },
-        )
-    statement = _insert(connection, _FINDINGS).on_conflict_do_nothing()
+        first.setdefault((state.id, kind.value), (state.id, kind.value, detail, stamp, stamp))
     opened = {
-        (row[0], row[1])
-        for row in connection.execute(
-            statement.returning(_FINDINGS.c.transfer_id, _FINDINGS.c.kind), list(first.values())
+        (transfer_id, kind)
+        for transfer_id, kind in bulk.insert(
+            "finding",
+            _NEW_FINDING,
+            list(first.values()),
+            ignore_conflicts=True,
+            returning=("transfer_id", "kind"),
         )
     }
     credited: set[tuple[int, str]] = set()
@@ -341,38 +366,34 @@ def _raise_findings(
     session.flush()
 
 
-_UPDATABLE = (
-    "provider_reference",
-    "webhook_status",
-    "webhook_amount",
-    "webhook_fee",
-    "failure_reason",
-    "status",
-    "next_check_at",
-    "updated_at",
+_UPDATABLE: tuple[Column, ...] = (
+    ("provider_reference", "text"),
+    ("webhook_status", "text"),
+    ("webhook_amount", "bigint"),
+    ("webhook_fee", "bigint"),
+    ("failure_reason", "text"),
+    ("status", "text"),
+    ("next_check_at", "timestamptz"),
+    ("updated_at", "timestamptz"),
 )
+_TIMES = frozenset({"next_check_at", "updated_at"})
 
 
-def _update_transfers(connection: Connection, states: list[_TransferState]) -> None:
+def _update_transfers(bulk: Bulk, states: list[_TransferState]) -> None:
     # One executemany per distinct column set (usually one or two).
-    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    groups: dict[tuple[Column, ...], list[list[Any]]] = {}
     for state in states:
-        columns = tuple(c for c in _UPDATABLE if c in state.values)
-        if columns:
-            groups.setdefault(columns, []).append(
-                {"b_id": state.id, **{f"b_{c}": state.values[c] for c in columns}}
-            )
-    for columns, params in groups.items():
-        statement = (
-            update(_TRANSFERS)
-            .where(_TRANSFERS.c.id == bindparam("b_id"))
-            .values({c: bindparam(f"b_{c}") for c in columns})
-        )
-        connection.execute(statement, params)
+        values = state.values
+        columns = tuple(c for c in _UPDATABLE if c[0] in values)
+        row = [bulk.time(values[n]) if n in _TIMES else values[n] for n, _ in columns]
+        row.append(state.id)
+        groups.setdefault(columns, []).append(row)
+    for columns, rows in groups.items():
+        bulk.update("transfer", columns, ("id", "bigint"), rows)
 
 
 def _archive(
-    connection: Connection,
+    bulk: Bulk,
     deliveries: list[IncomingDelivery],
     results: list[Applied],
     event_of: list[tuple[str, str] | None],
@@ -385,26 +406,20 @@ def _archive(
             event_id, _, state = plan.events[key]
             applied.event_id, applied.transfer_id = event_id, state.id
         rows.append(
-            {
-                "received_at": delivery.received_at,
-                "remote_addr": delivery.remote_addr,
-                "headers": json.dumps(delivery.headers, sort_keys=True),
-                "body": delivery.body,
-                "body_sha256": delivery.body_sha256,
-                "size": delivery.size,
-                "outcome": applied.outcome.value,
-                "error": delivery.error,
-                "event_type": (
-                    parsed.event
-                    if isinstance(parsed, IgnoredEvent)
-                    else parsed.event.value
-                    if parsed is not None
-                    else None
-                ),
-                "reference": parsed.reference if parsed is not None else None,
-                "webhook_id": delivery.webhook_id,
-                "event_id": applied.event_id,
-                "transfer_id": applied.transfer_id,
-            }
+            (
+                bulk.time(delivery.received_at),
+                delivery.remote_addr,
+                json.dumps(delivery.headers, sort_keys=True),
+                delivery.body,
+                delivery.body_sha256,
+                delivery.size,
+                applied.outcome.value,
+                delivery.error,
+                None if parsed is None else str(parsed.event),
+                None if parsed is None else parsed.reference,
+                delivery.webhook_id,
+                applied.event_id,
+                applied.transfer_id,
+            )
         )
-    connection.execute(insert(_DELIVERIES), rows)
+    bulk.insert("delivery", _NEW_DELIVERY, rows)

@@ -74,7 +74,7 @@ class GroupCommitWriter:
         if self._task is None or self._task.done():
             raise IngestUnavailableError("the receiver is not accepting deliveries")
         future: asyncio.Future[Applied] = asyncio.get_running_loop().create_future()
-        await self._queue.put(_Pending(delivery, future))
+        self._queue.put_nowait(_Pending(delivery, future))  # unbounded: never waits
         return await future
 
     async def _run(self) -> None:

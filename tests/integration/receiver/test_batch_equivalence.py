@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine, select
 
 from ledger.db import create_db_engine, read_session, write_session
-from ledger.models import Delivery, Finding, Transfer
+from ledger.models import Delivery, Finding, Transfer, WebhookEvent
 from ledger.queries import ExpectedTransfer, register_expected
 from ledger.types import utcnow
 from receiver.apply import IncomingDelivery, apply_delivery
@@ -34,43 +34,71 @@ event_bodies = st.builds(
             ),
         },
     },
-    st.sampled_from(["transfer.success", "transfer.failed"]),
+    st.sampled_from(["transfer.success", "transfer.failed", "transfer.reversed"]),
     st.sampled_from(REFERENCES),
     st.sampled_from([1000, 2000]),
     st.booleans(),
 )
+# A body and the Standard Webhooks id it came with (a repeat may reuse an id).
+deliveries = st.tuples(event_bodies, st.sampled_from([None, None, "msg_1", "msg_2"]))
 
 
-def _delivery(body: dict[str, Any]) -> IncomingDelivery:
+def _delivery(item: tuple[dict[str, Any], str | None]) -> IncomingDelivery:
+    body, webhook_id = item
     raw = json.dumps(body).encode()
     delivery = IncomingDelivery(
-        utcnow(), "127.0.0.1", {}, raw, hashlib.sha256(raw).hexdigest(), len(raw)
+        utcnow(),
+        "127.0.0.1",
+        {},
+        raw,
+        hashlib.sha256(raw).hexdigest(),
+        len(raw),
+        webhook_id=webhook_id,
     )
     delivery.parsed = parse_event(raw)
     return delivery
 
 
 def _snapshot(engine: Engine) -> tuple[Any, ...]:
+    # Ids differ between the two ledgers, so rows are compared through transfer references.
     with read_session(engine) as session:
+        reference_of = {t.id: t.reference for t in session.execute(select(Transfer)).scalars()}
         transfers = sorted(
             (
                 t.reference,
                 t.provider_reference,
                 t.origin,
                 t.status,
+                t.confirmed,
                 t.webhook_status,
                 t.webhook_amount,
+                t.webhook_fee,
                 t.failure_reason,
+                t.next_check_at is not None,
             )
             for t in session.execute(select(Transfer)).scalars()
         )
+        events = {
+            e.id: (e.event, e.reference, e.content_hash, e.payload, reference_of[e.transfer_id])
+            for e in session.execute(select(WebhookEvent)).scalars()
+        }
         findings = sorted(
-            (f.transfer_id, f.kind) for f in session.execute(select(Finding)).scalars()
+            (reference_of[f.transfer_id], f.kind, f.resolved_at is None)
+            for f in session.execute(select(Finding)).scalars()
         )
-        outcomes = [
-            d.outcome for d in session.execute(select(Delivery).order_by(Delivery.id)).scalars()
+        deliveries = [
+            (
+                d.outcome,
+                d.event_type,
+                d.reference,
+                d.body,
+                d.size,
+                reference_of.get(d.transfer_id),
+                events.get(d.event_id),
+            )
+            for d in session.execute(select(Delivery).order_by(Delivery.id)).scalars()
         ]
-    return transfers, findings, outcomes
+    return transfers, sorted(events.values()), findings, deliveries
 
 
 def _seed(engine: Engine) -> None:
@@ -84,11 +112,11 @@ def _seed(engine: Engine) -> None:
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    bodies=st.lists(event_bodies, min_size=1, max_size=12),
+    bodies=st.lists(deliveries, min_size=1, max_size=12),
     cuts=st.lists(st.integers(1, 5), max_size=6),
 )
 def test_batches_and_single_deliveries_reach_the_same_ledger(
-    request: pytest.FixtureRequest, backend: str, bodies: list[dict[str, Any]], cuts: list[int]
+    request: pytest.FixtureRequest, backend: str, bodies: list[tuple[dict[str, Any], str | None]], cuts: list[int]
 ) -> None:
     """Applying a sequence in batches of any size gives the same state as one by one."""
     factory = request.getfixturevalue(f"{backend}_factory")
