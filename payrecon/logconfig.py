@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
+import time
 from collections.abc import Iterable, MutableMapping
 from typing import Any
 
+import orjson
 import structlog
 
 REDACTED = "[redacted]"
@@ -17,6 +20,14 @@ class Redactor:
 
     def __init__(self, secrets: Iterable[str]) -> None:
         self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+        # How a secret reads inside a JSON line: escaped, with non-ASCII kept (orjson) or
+        # written as \u escapes (json.dumps).
+        escaped = {
+            json.dumps(secret, ensure_ascii=as_ascii)[1:-1]
+            for secret in self.secrets
+            for as_ascii in (True, False)
+        }
+        self.rendered = sorted(escaped, key=len, reverse=True)
 
     def _scrub(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -37,9 +48,63 @@ class Redactor:
             return event_dict
         return {key: self._scrub(value) for key, value in event_dict.items()}
 
+    def scrub_line(self, _logger: Any, _method: str, line: str) -> str:
+        """The same, as the last processor after a JSON renderer: one scan of the finished line
+        costs less than walking every value, and also covers keys."""
+        for secret in self.rendered:
+            if secret in line:
+                line = line.replace(secret, REDACTED)
+        return line
 
-def _stderr_logger(*_args: Any) -> structlog.PrintLogger:
-    return structlog.PrintLogger(sys.stderr)
+
+def _json_dumps(value: Any, **kwargs: Any) -> str:
+    """orjson where it can (several times faster than json.dumps), json.dumps where it cannot."""
+    try:
+        return orjson.dumps(value, default=kwargs.get("default")).decode()
+    except TypeError:
+        # orjson refuses integers over 64 bits, lone surrogates and non-string keys.
+        return json.dumps(value, **kwargs)
+
+
+class UTCTimestamper:
+    """A structlog processor: `timestamp` in ISO 8601 UTC to the microsecond, like
+    `TimeStamper(fmt="iso", utc=True)` at a third of its cost (the part up to the second is
+    formatted once per second; an aware datetime's isoformat is slow)."""
+
+    def __init__(self) -> None:
+        self._second: tuple[int, str] = (-1, "")
+
+    def __call__(
+        self, _logger: Any, _method: str, event_dict: MutableMapping[str, Any]
+    ) -> MutableMapping[str, Any]:
+        now = time.time()
+        second = int(now)
+        cached, prefix = self._second  # one tuple, so threads never see a torn pair
+        if second != cached:
+            prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+            self._second = (second, prefix)
+        event_dict["timestamp"] = f"{prefix}.{int((now - second) * 1_000_000):06d}Z"
+        return event_dict
+
+
+class _Stderr:
+    """A structlog logger that writes each line to whatever `sys.stderr` is at that moment."""
+
+    def msg(self, message: str) -> None:
+        # Resolved per line so a replaced stream (tests, daemons) is honoured; one write per
+        # line so lines from two threads do not interleave.
+        stream = sys.stderr
+        stream.write(message + "\n")
+        stream.flush()
+
+    log = debug = info = warn = warning = error = critical = exception = fatal = failure = msg
+
+
+def _stderr_logger(*_args: Any) -> _Stderr:
+    return _STDERR
+
+
+_STDERR = _Stderr()  # stateless, so one serves every logger
 
 
 def configure_logging(
@@ -52,18 +117,22 @@ def configure_logging(
     shared: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
-        redactor,
+        UTCTimestamper(),
     ]
-    renderer: Any = (
-        structlog.processors.JSONRenderer()
-        if json
-        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
-    )
+    # Secrets are scrubbed from the rendered line in JSON, from each value on the console
+    # (which shows values through repr, so its text is not predictable).
+    if json:
+        before: list[Any] = []
+        after: list[Any] = [
+            structlog.processors.JSONRenderer(serializer=_json_dumps),
+            redactor.scrub_line,
+        ]
+    else:
+        before = [redactor]
+        after = [structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())]
     structlog.configure(
-        processors=[*shared, structlog.processors.format_exc_info, renderer],
+        processors=[*shared, *before, structlog.processors.format_exc_info, *after],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        # Resolve sys.stderr per logger so a replaced stream (tests, daemons) is honoured.
         logger_factory=_stderr_logger,
         cache_logger_on_first_use=False,
     )
@@ -71,8 +140,8 @@ def configure_logging(
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
-            foreign_pre_chain=shared,
-            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+            foreign_pre_chain=[*shared, *before],
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *after],
         )
     )
     root = logging.getLogger()

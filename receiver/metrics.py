@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -20,6 +20,23 @@ class ReceiverMetrics:
     ingest_seconds: Histogram
     batch_size: Histogram
     batch_seconds: Histogram
+    # Labelled children by label value: `.labels()` costs more than the increment itself.
+    _by_outcome: dict[str, Counter] = field(default_factory=dict, repr=False)
+    _by_reason: dict[str, Counter] = field(default_factory=dict, repr=False)
+
+    def delivered(self, outcome: str) -> None:
+        """Count one delivery with `outcome`."""
+        child = self._by_outcome.get(outcome)
+        if child is None:
+            child = self._by_outcome[outcome] = self.deliveries.labels(outcome=outcome)
+        child.inc()
+
+    def refused(self, reason: str) -> None:
+        """Count one delivery refused by a sender check for `reason`."""
+        child = self._by_reason.get(reason)
+        if child is None:
+            child = self._by_reason[reason] = self.auth_failures.labels(reason=reason)
+        child.inc()
 
     def render(self) -> bytes:
         """The Prometheus text exposition of this registry."""

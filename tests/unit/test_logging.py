@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import io
+import json
 import logging
+import re
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -32,3 +37,62 @@ def test_secrets_are_redacted_from_every_log_line(capsys: pytest.CaptureFixture[
     err = capsys.readouterr().err
     assert token not in err and key not in err
     assert err.count("[redacted]") == 3
+
+
+def _lines(err: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in err.splitlines() if line.strip()]
+
+
+def test_secrets_are_redacted_however_json_escapes_them(capsys: pytest.CaptureFixture[str]) -> None:
+    """A secret with quotes, backslashes or non-ASCII letters is redacted in values and keys."""
+    secret = 'pa"ss\\wörd-0123'
+    configure_logging(secrets=[secret], json=True)
+    structlog.get_logger("t").info("x", value=f"<{secret}>", **{f"k-{secret}": 1})
+    err = capsys.readouterr().err
+    (line,) = _lines(err)
+    assert secret not in json.dumps(line, ensure_ascii=False) and secret not in err
+    assert line["value"] == "<[redacted]>" and "k-[redacted]" in line
+
+
+def test_lines_orjson_refuses_are_still_written(capsys: pytest.CaptureFixture[str]) -> None:
+    """Integers over 64 bits and lone surrogates fall back to the standard JSON encoder."""
+    configure_logging(json=True)
+    structlog.get_logger("t").info("big", amount=2**70, text="\ud800")
+    (line,) = _lines(capsys.readouterr().err)
+    assert line["amount"] == 2**70 and line["text"] == "\ud800"
+
+
+def test_the_timestamp_is_iso_utc_to_the_microsecond(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every JSON line carries an ISO 8601 UTC timestamp ending in Z, close to now."""
+    configure_logging(json=True)
+    before = dt.datetime.now(dt.UTC)
+    structlog.get_logger("t").info("tick")
+    (line,) = _lines(capsys.readouterr().err)
+    stamp = str(line["timestamp"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", stamp)
+    parsed = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    assert abs(parsed - before) < dt.timedelta(seconds=5)
+    assert line["level"] == "info" and line["event"] == "tick"
+
+
+def test_the_console_renderer_redacts_too(capsys: pytest.CaptureFixture[str]) -> None:
+    """On a terminal (console rendering) secrets are replaced value by value."""
+    token = "webhooktokenABCDEF123456"
+    configure_logging(secrets=[token], json=False)
+    structlog.get_logger("t").info("request", path=f"/webhook/{token}")
+    err = capsys.readouterr().err
+    assert token not in err and "[redacted]" in err
+
+
+def test_lines_go_to_the_stderr_of_the_moment(capsys: pytest.CaptureFixture[str]) -> None:
+    """A stream replaced after configuration (tests, daemons) receives the lines."""
+    configure_logging(json=True)
+    logger = structlog.get_logger("t")
+    replaced = io.StringIO()
+    saved, sys.stderr = sys.stderr, replaced
+    try:
+        logger.info("moved")
+    finally:
+        sys.stderr = saved
+    assert _lines(replaced.getvalue())[0]["event"] == "moved"
+    assert capsys.readouterr().err == ""

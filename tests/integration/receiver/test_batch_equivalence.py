@@ -116,7 +116,10 @@ def _seed(engine: Engine) -> None:
     cuts=st.lists(st.integers(1, 5), max_size=6),
 )
 def test_batches_and_single_deliveries_reach_the_same_ledger(
-    request: pytest.FixtureRequest, backend: str, bodies: list[tuple[dict[str, Any], str | None]], cuts: list[int]
+    request: pytest.FixtureRequest,
+    backend: str,
+    bodies: list[tuple[dict[str, Any], str | None]],
+    cuts: list[int],
 ) -> None:
     """Applying a sequence in batches of any size gives the same state as one by one."""
     factory = request.getfixturevalue(f"{backend}_factory")

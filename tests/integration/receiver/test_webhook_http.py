@@ -6,15 +6,18 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
 import socket
 
 import httpx
 import pytest
+import structlog
 from sqlalchemy import Engine, func, select
 from standardwebhooks.webhooks import Webhook
 
 from ledger.db import read_session
 from ledger.models import Delivery, Transfer, WebhookEvent
+from payrecon.logconfig import configure_logging
 from payrecon.settings import load_settings
 from receiver.app import create_app
 from tests.integration.receiver.conftest import ADMIN, StartReceiver
@@ -106,11 +109,24 @@ def test_a_body_over_the_limit_is_413_even_when_streamed(
 
 
 def test_other_methods_are_405(receiver_url: str) -> None:
-    """GET, PUT and DELETE on the webhook route answer 405 in JSON."""
+    """GET, PUT and DELETE on either webhook route answer 405 in JSON, with Allow: POST."""
     for method in ("GET", "PUT", "DELETE"):
-        response = httpx.request(method, f"{receiver_url}/webhook")
-        assert response.status_code == 405
-        assert response.json()["error"] == "method_not_allowed"
+        for path in ("/webhook", "/webhook/some-token"):
+            response = httpx.request(method, f"{receiver_url}{path}")
+            assert response.status_code == 405
+            assert response.json()["error"] == "method_not_allowed"
+            assert response.headers["allow"] == "POST"
+            assert len(response.headers["x-request-id"]) == 32
+
+
+def test_only_the_two_webhook_paths_exist(receiver_url: str, engine: Engine) -> None:
+    """A deeper path is 404 and a trailing slash redirects to /webhook, as routing always did."""
+    deeper = httpx.post(f"{receiver_url}/webhook/a/b", content=b"{}", headers=JSON)
+    slash = httpx.post(f"{receiver_url}/webhook/", content=b"{}", headers=JSON)
+    assert (deeper.status_code, deeper.json()["error"]) == (404, "not_found")
+    assert slash.status_code == 307
+    assert slash.headers["location"] == f"{receiver_url}/webhook"
+    assert _count(engine, Delivery) == 0
 
 
 def test_the_path_token_hides_the_plain_route(
@@ -243,3 +259,36 @@ def test_order_of_arrival_does_not_change_the_applied_evidence(
         transfer = session.execute(select(Transfer)).scalar_one()
     assert transfer.webhook_status == "failed" and not transfer.confirmed
     assert transfer.next_check_at is not None
+
+
+def test_a_real_server_logs_one_line_per_delivery_without_the_token(
+    start_receiver: StartReceiver, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Through uvicorn, each delivery is one JSON request line and the token never shows."""
+    token = "Tok" + "z" * 29
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    configure_logging(secrets=[token], json=True)
+    try:
+        with start_receiver(webhook_token=token) as url:
+            response = httpx.post(
+                f"{url}/webhook/{token}",
+                content=encode(success_body("LOG1")),
+                headers={**JSON, "x-request-id": "log-1"},
+            )
+            httpx.post(f"{url}/webhook/{token}", content=b"{bad", headers=JSON)
+    finally:
+        structlog.reset_defaults()
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    err = capsys.readouterr().err
+    assert token not in err
+    logged = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    lines = [line for line in logged if line["event"] == "request"]
+    assert response.headers["x-request-id"] == "log-1"
+    assert [(x["status"], x["outcome"], x["path"]) for x in lines] == [
+        (200, "accepted", "/webhook/[token]"),
+        (400, "invalid", "/webhook/[token]"),
+    ]
+    assert lines[0]["request_id"] == "log-1" and lines[0]["reference"] == "LOG1"
+    assert lines[1]["error"] == "malformed_json" and len(lines[1]["request_id"]) == 32

@@ -169,3 +169,28 @@ def test_hostile_event_shapes_never_raise_anything_but_validation_errors(
     except InvalidEventError:
         return
     assert parsed.canonical == canonical_json(body)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(exclude_categories=()), min_size=1, max_size=20).filter(str.strip))
+def test_text_fields_are_refused_exactly_when_they_hold_control_or_surrogate_characters(
+    reference: str,
+) -> None:
+    """The printable-ASCII shortcut refuses the same references as the full character check."""
+    body = json.dumps(
+        {"event": "transfer.failed", "data": {"reference": reference, "status": "failed"}}
+    ).encode()
+    unsafe = any(ord(c) < 0x20 or 0xD800 <= ord(c) <= 0xDFFF for c in reference)
+    try:
+        parse_event(body)
+    except InvalidEventError as exc:
+        assert unsafe and exc.field == "data.reference"
+    else:
+        assert not unsafe
+
+
+def test_the_decoder_is_reused_and_still_refuses_constants() -> None:
+    """NaN is refused on every call, not only the first (one decoder serves every body)."""
+    for _ in range(3):
+        with pytest.raises(BodyNotJSONError):
+            parse_event(b'{"event": "x", "data": {"a": -Infinity}}')

@@ -1,0 +1,70 @@
+"""The group-commit writer: how deliveries that arrive close together are cut into batches."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+
+from sqlalchemy import Engine, func, select
+
+from ledger.db import read_session
+from ledger.models import Delivery
+from ledger.types import DeliveryOutcome, utcnow
+from receiver.apply import Applied, IncomingDelivery
+from receiver.events import parse_event
+from receiver.ingest import GroupCommitWriter
+from tests.support.webhooks import encode, success_body
+
+
+def _delivery(reference: str) -> IncomingDelivery:
+    raw = encode(success_body(reference))
+    delivery = IncomingDelivery(
+        utcnow(), "127.0.0.1", {}, raw, hashlib.sha256(raw).hexdigest(), len(raw)
+    )
+    delivery.parsed = parse_event(raw)
+    return delivery
+
+
+def _staggered(engine: Engine, count: int, **options: float) -> tuple[list[int], list[Applied]]:
+    """Submit `count` deliveries, the i-th after i loop iterations; return batch sizes, results."""
+    sizes: list[int] = []
+
+    async def run() -> list[Applied]:
+        writer = GroupCommitWriter(
+            engine, on_batch=lambda size, _seconds: sizes.append(size), **options
+        )
+        await writer.start()
+
+        async def submit(i: int) -> Applied:
+            for _ in range(i):
+                await asyncio.sleep(0)
+            return await writer.submit(_delivery(f"GC-{i}"))
+
+        try:
+            return await asyncio.gather(*(submit(i) for i in range(count)))
+        finally:
+            await writer.stop()
+
+    return sizes, asyncio.run(run())
+
+
+def test_deliveries_arriving_over_several_loop_turns_share_one_commit(engine: Engine) -> None:
+    """Deliveries that reach the queue a few loop iterations apart are committed as one batch."""
+    sizes, results = _staggered(engine, 12, linger=5.0)
+    assert sizes == [12]
+    assert [r.outcome for r in results] == [DeliveryOutcome.ACCEPTED] * 12
+    with read_session(engine) as session:
+        assert session.scalar(select(func.count()).select_from(Delivery)) == 12
+
+
+def test_without_linger_a_batch_is_cut_at_once(engine: Engine) -> None:
+    """With no linger the writer takes only what is already queued, so the same load splits."""
+    sizes, results = _staggered(engine, 12, linger=0.0)
+    assert len(sizes) > 1 and sum(sizes) == 12
+    assert all(r.outcome is DeliveryOutcome.ACCEPTED for r in results)
+
+
+def test_a_batch_never_exceeds_batch_max(engine: Engine) -> None:
+    """Lingering stops once batch_max deliveries are waiting."""
+    sizes, _ = _staggered(engine, 10, linger=5.0, batch_max=4)
+    assert sum(sizes) == 10 and max(sizes) <= 4
