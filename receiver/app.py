@@ -159,7 +159,12 @@ def create_app(
         receiver_metrics.batch_size.observe(size)
         receiver_metrics.batch_seconds.observe(seconds)
 
-    writer = GroupCommitWriter(engine, batch_max=settings.batch_max, on_batch=observe_batch)
+    writer = GroupCommitWriter(
+        engine,
+        batch_max=settings.batch_max,
+        transactions=1 if engine.dialect.name == "sqlite" else 2,
+        on_batch=observe_batch,
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -45,7 +45,14 @@ def _order_key(item: _Pending) -> str:
 
 
 class GroupCommitWriter:
-    """Owns the only write path of the webhook route in this process."""
+    """Owns the only write path of the webhook route in this process.
+
+    `transactions` batches may be committing at once. One suits SQLite (a second would only
+    wait for the write lock); on PostgreSQL a batch spends most of its time waiting on the
+    server, so a second one in flight keeps the process busy meanwhile. Concurrent batches
+    are safe as those of two receiver processes are: row locks, unique keys, and the
+    per-delivery retry when one loses a race.
+    """
 
     def __init__(
         self,
@@ -53,11 +60,14 @@ class GroupCommitWriter:
         *,
         batch_max: int = 256,
         linger: float = DEFAULT_LINGER,
+        transactions: int = 1,
         on_batch: Callable[[int, float], None] | None = None,
     ) -> None:
         self.engine = engine
         self.batch_max = batch_max
         self.linger = linger
+        self.transactions = transactions
+        self._committing = 0  # batches handed to a thread and not yet settled
         self.on_batch = on_batch
         self._queue: asyncio.Queue[_Pending] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
@@ -85,29 +95,49 @@ class GroupCommitWriter:
         return await future
 
     async def _run(self) -> None:
+        slots = asyncio.Semaphore(self.transactions)
+        in_flight: set[asyncio.Task[None]] = set()
         while True:
             first = await self._queue.get()
+            # Wait for a free transaction first: the batch grows meanwhile.
+            await slots.acquire()
             await self._gather()
+            # With other transactions free, take a fair share and leave them the rest: two
+            # half batches commit in parallel sooner than one whole batch.
+            waiting = self._queue.qsize() + 1
+            share = -(-waiting // (self.transactions - self._committing))
             batch = [first]
-            while len(batch) < self.batch_max:
+            while len(batch) < min(self.batch_max, share):
                 try:
                     batch.append(self._queue.get_nowait())
                 except asyncio.QueueEmpty:
                     break
-            try:
-                started = time.perf_counter()
-                results = await asyncio.to_thread(self._commit, batch)
-                if self.on_batch is not None:
-                    self.on_batch(len(batch), time.perf_counter() - started)
-                for item, result in zip(batch, results, strict=True):
-                    if not item.future.done():
-                        if isinstance(result, Exception):
-                            item.future.set_exception(result)
-                        else:
-                            item.future.set_result(result)
-            finally:
-                for _ in batch:
-                    self._queue.task_done()
+            self._committing += 1
+            task = asyncio.create_task(self._settle(batch, slots))
+            in_flight.add(task)  # held here until done: the loop keeps only weak references
+            task.add_done_callback(in_flight.discard)
+
+    async def _settle(self, batch: list[_Pending], slots: asyncio.Semaphore) -> None:
+        """Commit one batch in a worker thread and answer each of its deliveries."""
+        try:
+            started = time.perf_counter()
+            results = await asyncio.to_thread(self._commit, batch)
+            if self.on_batch is not None:
+                self.on_batch(len(batch), time.perf_counter() - started)
+        except Exception as exc:  # a bug, not the database: still answer every request
+            results = [self._unavailable(exc) for _ in batch]
+        try:
+            for item, result in zip(batch, results, strict=True):
+                if not item.future.done():
+                    if isinstance(result, Exception):
+                        item.future.set_exception(result)
+                    else:
+                        item.future.set_result(result)
+        finally:
+            self._committing -= 1
+            slots.release()
+            for _ in batch:
+                self._queue.task_done()
 
     async def _gather(self) -> None:
         """Let the loop take in the requests that have already arrived before cutting a batch.

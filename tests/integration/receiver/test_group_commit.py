@@ -8,7 +8,7 @@ import hashlib
 from sqlalchemy import Engine, func, select
 
 from ledger.db import read_session
-from ledger.models import Delivery
+from ledger.models import Delivery, WebhookEvent
 from ledger.types import DeliveryOutcome, utcnow
 from receiver.apply import Applied, IncomingDelivery
 from receiver.events import parse_event
@@ -25,8 +25,11 @@ def _delivery(reference: str) -> IncomingDelivery:
     return delivery
 
 
-def _staggered(engine: Engine, count: int, **options: float) -> tuple[list[int], list[Applied]]:
-    """Submit `count` deliveries, the i-th after i loop iterations; return batch sizes, results."""
+def _staggered(
+    engine: Engine, count: int, *, same: bool = False, **options: float
+) -> tuple[list[int], list[Applied]]:
+    """Submit `count` deliveries, the i-th after i loop iterations (all one event when `same`);
+    return the batch sizes and the results."""
     sizes: list[int] = []
 
     async def run() -> list[Applied]:
@@ -38,7 +41,7 @@ def _staggered(engine: Engine, count: int, **options: float) -> tuple[list[int],
         async def submit(i: int) -> Applied:
             for _ in range(i):
                 await asyncio.sleep(0)
-            return await writer.submit(_delivery(f"GC-{i}"))
+            return await writer.submit(_delivery("GC-same" if same else f"GC-{i}"))
 
         try:
             return await asyncio.gather(*(submit(i) for i in range(count)))
@@ -68,3 +71,22 @@ def test_a_batch_never_exceeds_batch_max(engine: Engine) -> None:
     """Lingering stops once batch_max deliveries are waiting."""
     sizes, _ = _staggered(engine, 10, linger=5.0, batch_max=4)
     assert sum(sizes) == 10 and max(sizes) <= 4
+
+
+def test_two_transactions_share_the_queue_and_both_commit(engine: Engine) -> None:
+    """With a second transaction free, what is queued is split in two batches, both committed."""
+    sizes, results = _staggered(engine, 12, linger=5.0, transactions=2)
+    assert sorted(sizes) == [6, 6]
+    assert all(r.outcome is DeliveryOutcome.ACCEPTED for r in results)
+    with read_session(engine) as session:
+        assert session.scalar(select(func.count()).select_from(Delivery)) == 12
+
+
+def test_one_event_split_across_concurrent_transactions_is_applied_once(engine: Engine) -> None:
+    """Copies of one event in two concurrent batches: one accepted, the rest duplicates."""
+    _, results = _staggered(engine, 12, same=True, linger=5.0, transactions=2)
+    outcomes = sorted(r.outcome.value for r in results)
+    assert outcomes == ["accepted"] + ["duplicate"] * 11
+    with read_session(engine) as session:
+        assert session.scalar(select(func.count()).select_from(WebhookEvent)) == 1
+        assert session.scalar(select(func.count()).select_from(Delivery)) == 12
