@@ -22,14 +22,7 @@ def _too_large(chunks: list[bytes], limit: int) -> BodyTooLargeError:
 async def read_limited(request: Request, limit: int) -> bytes:
     """The body, or BodyTooLargeError as soon as more than `limit` bytes have arrived."""
     check_declared(request.headers.get("content-length"), limit)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        chunks.append(chunk)
-        if size > limit:
-            raise _too_large(chunks, limit)
-    return b"".join(chunks)
+    return await receive_limited(request.receive, limit)
 
 
 async def receive_limited(receive: Receive, limit: int) -> bytes:
