@@ -3,10 +3,12 @@
 The per-delivery path (`receiver.apply`) issues about ten statements per delivery; here a batch
 costs two reads and one multi-row write per table, whatever its size, sent through the driver
 (`ledger.bulk`) because SQLAlchemy's per-row parameter processing cost more than the database
-work itself. The outcome of every delivery is decided in Python from the prefetched rows, in
-arrival order, exactly as the per-delivery path would decide it. When another process races us
-for the same transfer or event (an insert that ON CONFLICT skipped), the batch is abandoned and
-retried one delivery at a time.
+work itself. The reads, with the ids the new rows will take, go to the database together, and
+so do all the writes: on PostgreSQL a batch costs three round trips (reads, writes, commit).
+The outcome of every delivery is decided in Python from the prefetched rows, in arrival
+order, exactly as the per-delivery path would decide it. When another process races us for
+the same transfer or event (an insert that hits a unique key), the transaction fails, and the
+batch is retried one delivery at a time.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 from sqlmodel import Session
 
-from ledger.bulk import Bulk, Column
+from ledger.bulk import Bulk, Column, Statement
 from ledger.findings import raise_finding
 from ledger.types import DeliveryOutcome, FindingKind, TransferOrigin
 from receiver.apply import Applied, IncomingDelivery
@@ -48,11 +50,14 @@ class _Plan:
         default_factory=dict
     )
     by_webhook_id: dict[str, tuple[str, str]] = field(default_factory=dict)
-    # (event, reference, webhook_id, content_hash, payload, owner) of each event to record
-    new_events: list[tuple[str, str, str | None, str, str, _TransferState]] = field(
+    # (id, event, reference, webhook_id, content_hash, payload, owner) of each event to record
+    new_events: list[tuple[int, str, str, str | None, str, str, _TransferState]] = field(
         default_factory=list
     )
     findings: list[tuple[_TransferState, FindingKind, str, Applied]] = field(default_factory=list)
+    # Ids reserved for the transfers and events this batch creates (ledger.bulk.reserve_ids).
+    transfer_ids: list[int] = field(default_factory=list)
+    event_ids: list[int] = field(default_factory=list)
 
 
 def apply_batch(
@@ -78,15 +83,14 @@ def apply_batch(
             applied, key = _decide(plan, parsed, delivery.webhook_id, now)
             results.append(applied)
             event_of.append(key)
-    _write(bulk, session, plan, now)
-    _archive(bulk, deliveries, results, event_of, plan)
+    bulk.send([*_write(bulk, plan, now), *_archive(bulk, deliveries, results, event_of, plan)])
+    _raise_known_findings(session, plan, now)
     return results
 
 
 def _prefetch(bulk: Bulk, plan: _Plan, events: list[TransferEvent], webhook_ids: list[str]) -> None:
     references = {e.reference for e in events}
     keys = references | {e.merchant_reference for e in events if e.merchant_reference}
-    bulk.keyed_lookups_only()
     by_reference, reference_keys = bulk.key_set("reference", references)
     known = [by_reference]
     parameters = [reference_keys]
@@ -106,13 +110,35 @@ def _prefetch(bulk: Bulk, plan: _Plan, events: list[TransferEvent], webhook_ids:
             *(f"SELECT transfer_id FROM webhook_event WHERE {where}" for where in known),
         ]
     )
-    rows = bulk.select(
-        "SELECT id, reference, provider_reference, webhook_status, confirmed FROM transfer "
-        f"WHERE id IN ({owners}) ORDER BY id" + (" FOR UPDATE" if bulk.postgres else ""),
-        # PostgreSQL: hold the rows until commit (SQLite's BEGIN IMMEDIATE locks the file).
-        [transfer_keys, provider_keys, *parameters],
+    # At most one new transfer and one new event per delivery.
+    wanted = len(events)
+    *_, transfers, known_events, transfer_ids, event_ids = bulk.send(
+        [
+            *bulk.keyed_lookups_only(),
+            Statement(
+                "SELECT id, reference, provider_reference, webhook_status, confirmed "
+                f"FROM transfer WHERE id IN ({owners}) ORDER BY id"
+                # PostgreSQL: hold the rows until commit (SQLite's BEGIN IMMEDIATE locks the
+                # file).
+                + (" FOR UPDATE" if bulk.postgres else ""),
+                [transfer_keys, provider_keys, *parameters],
+                returns_rows=True,
+            ),
+            Statement(
+                "SELECT id, event, reference, content_hash, transfer_id, webhook_id "
+                f"FROM webhook_event WHERE {' OR '.join(f'({where})' for where in known)}",
+                parameters,
+                returns_rows=True,
+            ),
+            bulk.reserve_ids("transfer", wanted),
+            bulk.reserve_ids("webhook_event", wanted),
+        ]
     )
-    for transfer_id, reference, provider_reference, webhook_status, confirmed in rows:
+    plan.transfer_ids = bulk.reserved(transfer_ids, wanted)
+    plan.event_ids = bulk.reserved(event_ids, wanted)
+    plan.transfer_ids.reverse()  # handed out with pop(), lowest first
+    plan.event_ids.reverse()
+    for transfer_id, reference, provider_reference, webhook_status, confirmed in transfers:
         state = _TransferState(
             transfer_id, reference, provider_reference, webhook_status, bool(confirmed)
         )
@@ -120,11 +146,7 @@ def _prefetch(bulk: Bulk, plan: _Plan, events: list[TransferEvent], webhook_ids:
         if provider_reference:
             plan.by_provider[provider_reference] = state
     by_id = {s.id: s for s in plan.transfers.values()}
-    for event_id, name, reference, content_hash, transfer_id, webhook_id in bulk.select(
-        "SELECT id, event, reference, content_hash, transfer_id, webhook_id "
-        f"FROM webhook_event WHERE {' OR '.join(f'({where})' for where in known)}",
-        parameters,
-    ):
+    for event_id, name, reference, content_hash, transfer_id, webhook_id in known_events:
         owner = by_id.get(transfer_id)
         if owner is None:  # deleted or racing: let the per-delivery path decide
             raise BatchRaceError("event belongs to a transfer outside the batch")
@@ -171,7 +193,7 @@ def _decide(
     matched = _match(plan, event)
     if matched is None:
         state = _TransferState(
-            None,
+            plan.transfer_ids.pop(),
             event.merchant_reference or event.reference,
             event.reference,
             None,
@@ -192,10 +214,14 @@ def _decide(
         )
     else:
         state = matched
-    plan.events[key] = (None, event.content_hash, state)
+    plan.events[key] = (plan.event_ids.pop(), event.content_hash, state)
     if webhook_id:
         plan.by_webhook_id[webhook_id] = key
-    plan.new_events.append((key[0], key[1], webhook_id, event.content_hash, event.canonical, state))
+    event_id = plan.events[key][0]
+    assert event_id is not None
+    plan.new_events.append(
+        (event_id, key[0], key[1], webhook_id, event.content_hash, event.canonical, state)
+    )
     _outcome(plan, state, event, applied, now)
     return applied, key
 
@@ -233,6 +259,7 @@ def _outcome(
 
 # The columns each bulk statement writes, with their PostgreSQL types (ledger/models.py).
 _NEW_TRANSFER: tuple[Column, ...] = (
+    ("id", "bigint"),
     ("reference", "text"),
     ("provider_reference", "text"),
     ("origin", "text"),
@@ -249,6 +276,7 @@ _NEW_TRANSFER: tuple[Column, ...] = (
     ("updated_at", "timestamptz"),
 )
 _NEW_EVENT: tuple[Column, ...] = (
+    ("id", "bigint"),
     ("event", "text"),
     ("reference", "text"),
     ("webhook_id", "text"),
@@ -281,87 +309,59 @@ _NEW_DELIVERY: tuple[Column, ...] = (
 )
 
 
-def _write(bulk: Bulk, session: Session, plan: _Plan, now: dt.datetime) -> None:
+def _write(bulk: Bulk, plan: _Plan, now: dt.datetime) -> list[Statement]:
+    """The statements recording the batch's transfers, events and findings, in key order."""
     stamp = bulk.time(now)
-    created = [s for s in plan.transfers.values() if s.new]
-    if created:
-        # A new transfer is written whole: its webhook values go into the INSERT itself.
-        rows = [
-            (
-                s.reference,
-                s.provider_reference,
-                TransferOrigin.WEBHOOK.value,
-                s.values["status"],
-                False,
-                0,
-                0,
-                s.values.get("webhook_status"),
-                s.values.get("webhook_amount"),
-                s.values.get("webhook_fee"),
-                s.values.get("failure_reason"),
-                stamp,
-                stamp,
-                stamp,
-            )
-            for s in created
-        ]
-        returned = bulk.insert(
-            "transfer", _NEW_TRANSFER, rows, ignore_conflicts=True, returning=("id", "reference")
+    # A new transfer is written whole: its webhook values go into the INSERT itself.
+    created = [
+        (
+            s.id,
+            s.reference,
+            s.provider_reference,
+            TransferOrigin.WEBHOOK.value,
+            s.values["status"],
+            False,
+            0,
+            0,
+            s.values.get("webhook_status"),
+            s.values.get("webhook_amount"),
+            s.values.get("webhook_fee"),
+            s.values.get("failure_reason"),
+            stamp,
+            stamp,
+            stamp,
         )
-        ids = {reference: transfer_id for transfer_id, reference in returned}
-        if len(ids) != len(created):
-            raise BatchRaceError("a transfer was created concurrently")
-        for state in created:
-            state.id = ids[state.reference]
-    if plan.new_events:
-        event_rows = [
-            (name, reference, webhook_id, content_hash, payload, state.id, stamp)
-            for name, reference, webhook_id, content_hash, payload, state in plan.new_events
-        ]
-        returned = bulk.insert(
-            "webhook_event",
-            _NEW_EVENT,
-            event_rows,
-            ignore_conflicts=True,
-            returning=("id", "event", "reference"),
-        )
-        if len(returned) != len(event_rows):
-            raise BatchRaceError("an event was recorded concurrently")
-        for event_id, name, reference in returned:
-            _, content_hash, state = plan.events[(name, reference)]
-            plan.events[(name, reference)] = (event_id, content_hash, state)
-    _update_transfers(bulk, [s for s in plan.transfers.values() if s.values and not s.new])
-    _raise_findings(bulk, session, plan, now)
-
-
-def _raise_findings(bulk: Bulk, session: Session, plan: _Plan, now: dt.datetime) -> None:
-    """Open findings in bulk; the rare one that already exists goes through raise_finding."""
-    if not plan.findings:
-        return
-    stamp = bulk.time(now)
-    first: dict[tuple[int, str], tuple[Any, ...]] = {}
-    for state, kind, detail, _ in plan.findings:
-        assert state.id is not None
-        first.setdefault((state.id, kind.value), (state.id, kind.value, detail, stamp, stamp))
-    opened = {
-        (transfer_id, kind)
-        for transfer_id, kind in bulk.insert(
-            "finding",
-            _NEW_FINDING,
-            list(first.values()),
-            ignore_conflicts=True,
-            returning=("transfer_id", "kind"),
-        )
-    }
-    credited: set[tuple[int, str]] = set()
+        for s in plan.transfers.values()
+        if s.new
+    ]
+    events = [
+        (event_id, name, reference, webhook_id, content_hash, payload, state.id, stamp)
+        for event_id, name, reference, webhook_id, content_hash, payload, state in (plan.new_events)
+    ]
+    # A transfer created by this batch has no findings yet, so each of its (transfer, kind)
+    # pairs is opened here, once; those of known transfers go through raise_finding.
+    opened: dict[tuple[int, str], tuple[Any, ...]] = {}
     for state, kind, detail, applied in plan.findings:
         assert state.id is not None
         key = (state.id, kind.value)
-        if key in opened:
-            if key not in credited:
-                credited.add(key)
-                applied.findings.append(kind)
-        elif raise_finding(session, transfer_id=state.id, kind=kind, detail=detail, now=now):
+        if state.new and key not in opened:
+            opened[key] = (state.id, kind.value, detail, stamp, stamp)
+            applied.findings.append(kind)
+    return [
+        *bulk.insert("transfer", _NEW_TRANSFER, created),
+        *bulk.insert("webhook_event", _NEW_EVENT, events),
+        *_update_transfers(bulk, [s for s in plan.transfers.values() if s.values and not s.new]),
+        *bulk.insert("finding", _NEW_FINDING, list(opened.values())),
+    ]
+
+
+def _raise_known_findings(session: Session, plan: _Plan, now: dt.datetime) -> None:
+    """Open (or reopen) the findings on transfers that existed before the batch; rare."""
+    for state, kind, detail, applied in plan.findings:
+        if state.new:
+            continue
+        assert state.id is not None
+        if raise_finding(session, transfer_id=state.id, kind=kind, detail=detail, now=now):
             applied.findings.append(kind)
     session.flush()
 
@@ -379,7 +379,7 @@ _UPDATABLE: tuple[Column, ...] = (
 _TIMES = frozenset({"next_check_at", "updated_at"})
 
 
-def _update_transfers(bulk: Bulk, states: list[_TransferState]) -> None:
+def _update_transfers(bulk: Bulk, states: list[_TransferState]) -> list[Statement]:
     # One executemany per distinct column set (usually one or two).
     groups: dict[tuple[Column, ...], list[list[Any]]] = {}
     for state in states:
@@ -388,8 +388,11 @@ def _update_transfers(bulk: Bulk, states: list[_TransferState]) -> None:
         row = [bulk.time(values[n]) if n in _TIMES else values[n] for n, _ in columns]
         row.append(state.id)
         groups.setdefault(columns, []).append(row)
-    for columns, rows in groups.items():
-        bulk.update("transfer", columns, ("id", "bigint"), rows)
+    return [
+        statement
+        for columns, rows in groups.items()
+        for statement in bulk.update("transfer", columns, ("id", "bigint"), rows)
+    ]
 
 
 def _archive(
@@ -398,7 +401,7 @@ def _archive(
     results: list[Applied],
     event_of: list[tuple[str, str] | None],
     plan: _Plan,
-) -> None:
+) -> list[Statement]:
     rows = []
     for delivery, applied, key in zip(deliveries, results, event_of, strict=True):
         parsed = delivery.parsed
@@ -422,4 +425,4 @@ def _archive(
                 applied.transfer_id,
             )
         )
-    bulk.insert("delivery", _NEW_DELIVERY, rows)
+    return bulk.insert("delivery", _NEW_DELIVERY, rows)
