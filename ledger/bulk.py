@@ -110,7 +110,7 @@ class Bulk:
         return None if value is None else self._time(value)
 
     def keyed_lookups_only(self) -> list[Statement]:
-        """Make PostgreSQL search indexes for the rest of this transaction.
+        """The statement that makes PostgreSQL search indexes for the rest of the transaction.
 
         A young table has no statistics yet (autovacuum analyses it a minute later), and the
         planner, underestimating it, scans the whole table for a key set; under a burst of

@@ -118,8 +118,7 @@ def _prefetch(bulk: Bulk, plan: _Plan, events: list[TransferEvent], webhook_ids:
             Statement(
                 "SELECT id, reference, provider_reference, webhook_status, confirmed "
                 f"FROM transfer WHERE id IN ({owners}) ORDER BY id"
-                # PostgreSQL: hold the rows until commit (SQLite's BEGIN IMMEDIATE locks the
-                # file).
+                # PostgreSQL: hold the rows until commit (BEGIN IMMEDIATE locks SQLite's file).
                 + (" FOR UPDATE" if bulk.postgres else ""),
                 [transfer_keys, provider_keys, *parameters],
                 returns_rows=True,
@@ -214,11 +213,10 @@ def _decide(
         )
     else:
         state = matched
-    plan.events[key] = (plan.event_ids.pop(), event.content_hash, state)
+    event_id = plan.event_ids.pop()
+    plan.events[key] = (event_id, event.content_hash, state)
     if webhook_id:
         plan.by_webhook_id[webhook_id] = key
-    event_id = plan.events[key][0]
-    assert event_id is not None
     plan.new_events.append(
         (event_id, key[0], key[1], webhook_id, event.content_hash, event.canonical, state)
     )

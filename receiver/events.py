@@ -127,8 +127,14 @@ def parse_event(raw: bytes) -> ParsedEvent:
     event = _EVENT_TYPES.get(name)
     if event is None:
         reference = data.get("reference")
+        # Kept only as a label of the archived delivery, so one that could not be stored
+        # (too long, control characters, unpaired surrogates) is dropped, not refused.
         clean = (
-            reference if isinstance(reference, str) and len(reference) <= MAX_REFERENCE else None
+            reference
+            if isinstance(reference, str)
+            and len(reference) <= MAX_REFERENCE
+            and not _UNSAFE.search(reference)
+            else None
         )
         return IgnoredEvent(name, clean, canonical, digest)
     return _transfer_event(event, data, canonical, digest)

@@ -165,9 +165,10 @@ class GroupCommitWriter:
         except LedgerError as exc:
             # The database is unreachable or refused the write: every delivery gets 503.
             return [self._unavailable(exc) for _ in batch]
-        except (SQLAlchemyError, RuntimeError) as exc:
-            # A race with another process, a deadlock or one bad delivery must not fail its
-            # neighbours: fall back to the per-delivery path, one transaction each.
+        except (SQLAlchemyError, RuntimeError, ValueError, TypeError) as exc:
+            # A race with another process, a deadlock or one bad delivery (a value the driver
+            # cannot encode) must not fail its neighbours: fall back to the per-delivery path,
+            # one transaction each.
             logger.warning(
                 "batch failed; retrying deliveries one by one",
                 size=len(batch),
@@ -180,7 +181,7 @@ class GroupCommitWriter:
     def _single(self, delivery: IncomingDelivery) -> Applied | Exception:
         try:
             return self._transaction([delivery])[0]
-        except (SQLAlchemyError, LedgerError, RuntimeError) as exc:
+        except (SQLAlchemyError, LedgerError, RuntimeError, ValueError, TypeError) as exc:
             return self._unavailable(exc)
 
     def _batch(self, deliveries: list[IncomingDelivery]) -> list[Applied]:

@@ -15,8 +15,8 @@ from ledger.db import read_session, write_session
 from ledger.models import Delivery, Transfer, WebhookEvent
 from ledger.types import DeliveryOutcome, utcnow
 from receiver.apply import Applied, IncomingDelivery
-from receiver.errors import DeliveryInvalidError
-from receiver.events import parse_event
+from receiver.errors import DeliveryInvalidError, IngestUnavailableError
+from receiver.events import IgnoredEvent, parse_event
 from receiver.ingest import GroupCommitWriter
 from tests.support.webhooks import encode, success_body
 
@@ -112,3 +112,27 @@ def test_a_batch_archives_raw_bytes_and_headers_exactly(engine: Engine) -> None:
     assert stored[1].event_id == event.id and stored[1].transfer_id == transfer.id
     assert event.transfer_id == transfer.id
     assert transfer.reference == "m-café-✓"
+
+
+def test_a_delivery_the_driver_cannot_store_fails_alone(engine: Engine) -> None:
+    """A value the driver cannot encode fails its own delivery (503), not its batch's others."""
+    good = _incoming(encode(success_body("BULK-good")), {})
+    bad = _incoming(b'{"event":"x.y","data":{}}', {})
+    # A label the parser would never let through: a lone surrogate cannot be encoded.
+    bad.parsed = IgnoredEvent("x.y", "\ud800", "{}", hashlib.sha256(b"{}").hexdigest())
+
+    async def run() -> list[Applied | BaseException]:
+        writer = GroupCommitWriter(engine, linger=5.0)
+        await writer.start()
+        try:
+            return await asyncio.gather(
+                writer.submit(good), writer.submit(bad), return_exceptions=True
+            )
+        finally:
+            await writer.stop()
+
+    first, second = asyncio.run(run())
+    assert isinstance(first, Applied) and first.outcome is DeliveryOutcome.ACCEPTED
+    assert isinstance(second, IngestUnavailableError)
+    with read_session(engine) as session:
+        assert session.scalars(select(Delivery.reference)).all() == ["BULK-good"]

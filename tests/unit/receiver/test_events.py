@@ -74,6 +74,18 @@ def test_an_unknown_event_type_is_ignored_not_refused() -> None:
 
 
 @pytest.mark.parametrize(
+    "reference", ["\\ud800", "nul\\u0000here", "tab\\there", "x" * 101], ids=repr
+)
+def test_an_ignored_event_keeps_no_reference_that_could_not_be_stored(reference: str) -> None:
+    """An unknown event whose reference has control characters, a lone surrogate or is too long
+    is still ignored (not refused), with no reference label."""
+    raw = b'{"event": "collection.success", "data": {"reference": "%s"}}' % reference.encode()
+    event = parse_event(raw)
+    assert isinstance(event, IgnoredEvent)
+    assert event.reference is None
+
+
+@pytest.mark.parametrize(
     "body",
     [b"", b"{", b"\xff\xfe", b"NaN", b'{"a": NaN}', b'{"a": Infinity}', b"[" * 100_000],
 )
