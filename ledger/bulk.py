@@ -40,7 +40,8 @@ Column = tuple[str, str]
 
 @dataclass(frozen=True)
 class Statement:
-    """One driver-level statement (`Bulk.mark` placeholders) and its parameters."""
+    """One driver-level statement (`%s` placeholders on PostgreSQL, `?` on SQLite) and its
+    parameters."""
 
     sql: str
     parameters: Sequence[Any]
@@ -98,7 +99,6 @@ class Bulk:
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.postgres = connection.dialect.name == "postgresql"
-        self.mark = "%s" if self.postgres else "?"
         # The dialect's own processing, so stored values match what the ORM writes and reads
         # (SQLite keeps a fixed-width text form that sorts and compares correctly).
         dialect = connection.dialect

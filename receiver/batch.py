@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,8 +57,8 @@ class _Plan:
     )
     findings: list[tuple[_TransferState, FindingKind, str, Applied]] = field(default_factory=list)
     # Ids reserved for the transfers and events this batch creates (ledger.bulk.reserve_ids).
-    transfer_ids: list[int] = field(default_factory=list)
-    event_ids: list[int] = field(default_factory=list)
+    transfer_ids: Iterator[int] = field(default_factory=lambda: iter(()))
+    event_ids: Iterator[int] = field(default_factory=lambda: iter(()))
 
 
 def apply_batch(
@@ -133,10 +134,8 @@ def _prefetch(bulk: Bulk, plan: _Plan, events: list[TransferEvent], webhook_ids:
             bulk.reserve_ids("webhook_event", wanted),
         ]
     )
-    plan.transfer_ids = bulk.reserved(transfer_ids, wanted)
-    plan.event_ids = bulk.reserved(event_ids, wanted)
-    plan.transfer_ids.reverse()  # handed out with pop(), lowest first
-    plan.event_ids.reverse()
+    plan.transfer_ids = iter(bulk.reserved(transfer_ids, wanted))
+    plan.event_ids = iter(bulk.reserved(event_ids, wanted))
     for transfer_id, reference, provider_reference, webhook_status, confirmed in transfers:
         state = _TransferState(
             transfer_id, reference, provider_reference, webhook_status, bool(confirmed)
@@ -192,7 +191,7 @@ def _decide(
     matched = _match(plan, event)
     if matched is None:
         state = _TransferState(
-            plan.transfer_ids.pop(),
+            next(plan.transfer_ids),
             event.merchant_reference or event.reference,
             event.reference,
             None,
@@ -213,7 +212,7 @@ def _decide(
         )
     else:
         state = matched
-    event_id = plan.event_ids.pop()
+    event_id = next(plan.event_ids)
     plan.events[key] = (event_id, event.content_hash, state)
     if webhook_id:
         plan.by_webhook_id[webhook_id] = key
