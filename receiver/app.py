@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from sqlalchemy import Engine
-from starlette._utils import get_route_path
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -78,6 +77,20 @@ _WEBHOOK = "/webhook"
 _WEBHOOK_TOKEN = "/webhook/"
 
 
+def route_path(scope: Scope) -> str:
+    """The path Starlette's router matches: `path` without the `root_path` it is mounted under.
+
+    The same rule as the router's own (a root path counts only up to a `/` boundary).
+    """
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if not root or not path.startswith(root):
+        return path
+    if path == root:
+        return ""
+    return path[len(root) :] if path[len(root)] == "/" else path
+
+
 class WebhookRoutes:
     """Pure ASGI dispatch: `/webhook` and `/webhook/{token}` go straight to the webhook endpoint
     (its hot path has no use for routing, Request objects or the request-log middleware); every
@@ -93,7 +106,7 @@ class WebhookRoutes:
             # Matched as Starlette's Router matched the two routes (with the path it matches
             # on), for any method (405 is the endpoint's answer); `/webhook/` and `/webhook/a/b`
             # go on to the router as before.
-            path = get_route_path(scope)
+            path = route_path(scope)
             if path == _WEBHOOK:
                 scope["path_params"] = {}
                 return self.endpoint(scope, receive, send)

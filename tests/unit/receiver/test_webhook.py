@@ -16,7 +16,7 @@ from starlette.types import Receive, Scope, Send
 
 from ledger.types import DeliveryOutcome, FindingKind
 from payrecon.logconfig import configure_logging
-from receiver.app import WebhookRoutes
+from receiver.app import WebhookRoutes, route_path
 from receiver.apply import Applied, IncomingDelivery
 from receiver.auth import SenderPolicy
 from receiver.errors import IngestUnavailableError
@@ -136,6 +136,43 @@ def test_only_the_two_webhook_paths_are_dispatched() -> None:
     app = _app(_Writer())
     for path in ("/webhook/a/b", "/webhook/", "/webhooks", "/healthz"):
         assert _call(app, "POST", path, content=b"{}", headers=JSON).status_code == 418
+
+
+@pytest.mark.parametrize(
+    ("path", "root_path", "expected"),
+    [
+        ("/webhook", "", "/webhook"),
+        ("/hooks/webhook", "/hooks", "/webhook"),
+        ("/hooks", "/hooks", ""),
+        ("/hooksx/webhook", "/hooks", "/hooksx/webhook"),
+        ("/webhook", "/hooks", "/webhook"),
+    ],
+)
+def test_route_path_strips_the_root_path_only_at_a_segment_boundary(
+    path: str, root_path: str, expected: str
+) -> None:
+    """The dispatch matches the path below the mount point, as Starlette's router does."""
+    assert route_path({"path": path, "root_path": root_path}) == expected
+
+
+def test_a_receiver_mounted_under_a_root_path_still_takes_webhooks() -> None:
+    """With a root path, `/hooks/webhook` reaches the endpoint and `/hooks/other` goes on."""
+    writer = _Writer()
+    app = _app(writer)
+
+    body = encode(success_body("MOUNT-1"))
+
+    async def run() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=app, root_path="/hooks")
+        async with httpx.AsyncClient(transport=transport, base_url="http://r") as client:
+            return [
+                await client.post("/hooks/webhook", content=body, headers=JSON),
+                await client.post("/hooks/other", content=b"{}", headers=JSON),
+            ]
+
+    taken, other = asyncio.run(run())
+    assert (taken.status_code, other.status_code) == (200, 418)
+    assert len(writer.deliveries) == 1
 
 
 def test_the_path_token_decides_which_path_answers() -> None:
