@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.pool import NullPool
@@ -92,11 +93,45 @@ def write_session(engine: Engine) -> Iterator[Session]:
             raise
 
 
-def ping(engine: Engine) -> bool:
-    """True when the database answers a trivial query."""
+# How long a readiness check waits for SQLite's write lock (a probe's timeout is a few seconds).
+READY_LOCK_TIMEOUT_MS = 1_000
+
+# What `writable` reports: the database takes writes, does not answer, or answers but cannot
+# take one (SQLite's write lock held past the wait; a read-only PostgreSQL, such as a standby).
+Readiness = Literal["ok", "unavailable", "locked", "read_only"]
+
+
+def writable(engine: Engine) -> Readiness:
+    """Whether the database would take a write now, without writing anything."""
     try:
         with engine.connect() as connection:
-            connection.execute(text("SELECT 1"))
-        return True
-    except (OperationalError, DBAPIError):
-        return False
+            if engine.dialect.name == "sqlite":
+                return _sqlite_writable(connection.connection.dbapi_connection)
+            read_only = connection.exec_driver_sql(
+                "SELECT current_setting('transaction_read_only')"
+            ).scalar()
+            return "read_only" if read_only == "on" else "ok"
+    except (OperationalError, DBAPIError) as exc:
+        return _refusal(str(exc.orig or exc))
+    except sqlite3.Error as exc:
+        return _refusal(str(exc))
+
+
+def _sqlite_writable(driver: Any) -> Readiness:
+    # Take the write lock and let it go at once, waiting for it less than a writer would.
+    driver.execute(f"PRAGMA busy_timeout={READY_LOCK_TIMEOUT_MS}")
+    try:
+        driver.execute("BEGIN IMMEDIATE")
+        driver.execute("ROLLBACK")
+        return "ok"
+    finally:
+        driver.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+
+
+def _refusal(message: str) -> Readiness:
+    lowered = message.lower()
+    if "locked" in lowered:  # SQLite's write lock is held by another connection
+        return "locked"
+    if "readonly" in lowered or "read-only" in lowered:
+        return "read_only"
+    return "unavailable"

@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ledger.db import create_db_engine, ping
+from ledger.db import create_db_engine, writable
 from receiver import admin, reports
 from receiver.adminauth import admin_only
 from receiver.auth import SenderPolicy
@@ -52,10 +52,11 @@ async def healthz(request: Request) -> Response:
 
 
 async def readyz(request: Request) -> Response:
-    """200 when the database answers, else 503."""
-    if await run_in_threadpool(ping, request.app.state.engine):
+    """200 when the database answers and would take a write, else 503 saying why."""
+    state = await run_in_threadpool(writable, request.app.state.engine)
+    if state == "ok":
         return JSONResponse({"status": "ok", "database": "ok"})
-    return JSONResponse({"status": "error", "database": "unavailable"}, status_code=503)
+    return JSONResponse({"status": "error", "database": state}, status_code=503)
 
 
 async def metrics(request: Request) -> Response:

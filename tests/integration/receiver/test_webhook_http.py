@@ -129,6 +129,26 @@ def test_only_the_two_webhook_paths_exist(receiver_url: str, engine: Engine) -> 
     assert _count(engine, Delivery) == 0
 
 
+@pytest.mark.parametrize("value", [b"id\x00x", b"id\x01x", b"id\x7fx"])
+def test_a_header_with_control_characters_is_refused_before_the_endpoint(
+    receiver_url: str, engine: Engine, value: bytes
+) -> None:
+    """The HTTP server answers 400 to a control character in a header, so none reaches the
+    archive or the `webhook-id` column."""
+    body = encode(success_body("CTL-1"))
+    request = (
+        b"POST /webhook HTTP/1.1\r\nHost: r\r\nContent-Type: application/json\r\n"
+        b"webhook-id: " + value + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n"
+        b"Connection: close\r\n\r\n" + body
+    )
+    host, port = receiver_url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request)
+        status_line = sock.recv(4096).split(b"\r\n", 1)[0]
+    assert status_line.split(b" ")[1] == b"400"
+    assert _count(engine, Delivery) == 0
+
+
 def test_the_path_token_hides_the_plain_route(
     start_receiver: StartReceiver, engine: Engine
 ) -> None:
