@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, Response
 from ledger.db import read_session, write_session
 from ledger.errors import ConflictError, LedgerError
 from ledger.queries import find_transfer, list_transfers, transfer_record
-from ledger.types import TransferStatus, utcnow
+from ledger.types import FindingKind, TransferStatus, utcnow
 from receiver.body import read_limited
 from receiver.errors import ReceiverError
 from receiver.expected import ExpectedInputError, parse_expected, register
@@ -38,6 +38,12 @@ async def json_body(request: Request) -> dict[str, Any] | JSONResponse:
         return api_error(exc.status_code, exc.code, exc.message)
     except (ValueError, RecursionError):
         return api_error(400, "malformed_json", "body is not JSON")
+    try:
+        # JSON may escape half a surrogate pair ("\ud800"), which is no character at all: no
+        # database column stores it and no answer could echo it back.
+        json.dumps(body, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return api_error(400, "malformed_json", "body has an unpaired surrogate escape")
     if not isinstance(body, dict):
         return api_error(422, "invalid", "body must be a JSON object")
     return body
@@ -85,7 +91,7 @@ async def list_transfer_page(request: Request) -> Response:
             raise ValueError("limit must be from 1 to 500")
         since = _parse_since(query.get("since"))
         cursor = query.get("cursor") or None
-        finding = query.get("finding") or None
+        finding = FindingKind(query["finding"]).value if query.get("finding") else None
     except ValueError as exc:
         return api_error(400, "invalid_query", str(exc))
 

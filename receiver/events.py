@@ -18,6 +18,14 @@ MAX_REASON = 2000
 # Control characters break logs and PostgreSQL text (NUL); lone surrogates cannot be encoded.
 _UNSAFE = re.compile("[\x00-\x1f\ud800-\udfff]")
 
+
+def storable(text: str) -> bool:
+    """True unless `text` holds a control character (PostgreSQL's text refuses NUL) or an
+    unpaired surrogate (no database encoding takes one)."""
+    # Printable ASCII (the usual case) cannot hold what _UNSAFE looks for; skip the regex.
+    return (text.isascii() and text.isprintable()) or not _UNSAFE.search(text)
+
+
 # Which status each handled event must carry (spec: Events table).
 _EVENT_STATUS = {
     EventType.TRANSFER_SUCCESS: TransferStatus.SUCCESSFUL,
@@ -92,8 +100,7 @@ def _clean_text(value: Any, field: str, *, limit: int, required: bool) -> str | 
         raise InvalidEventError(f"{field} must not be empty", field)
     if len(value) > limit:
         raise InvalidEventError(f"{field} is longer than {limit} characters", field)
-    # Printable ASCII (the usual case) cannot hold what _UNSAFE looks for; skip the regex.
-    if not (value.isascii() and value.isprintable()) and _UNSAFE.search(value):
+    if not storable(value):
         raise InvalidEventError(f"{field} contains control or unpaired surrogate characters", field)
     return value
 
@@ -133,7 +140,7 @@ def parse_event(raw: bytes) -> ParsedEvent:
             reference
             if isinstance(reference, str)
             and len(reference) <= MAX_REFERENCE
-            and not _UNSAFE.search(reference)
+            and storable(reference)
             else None
         )
         return IgnoredEvent(name, clean, canonical, digest)

@@ -11,7 +11,7 @@ from sqlmodel import Session
 from ledger.findings import resolve_finding
 from ledger.queries import ExpectedTransfer, register_expected, transfer_record
 from ledger.types import FindingKind, TransferOrigin
-from receiver.events import MAX_KOBO, MAX_REFERENCE
+from receiver.events import MAX_KOBO, MAX_REFERENCE, storable
 
 
 class ExpectedInputError(ValueError):
@@ -32,7 +32,7 @@ def _reference(data: Mapping[str, Any], field: str, *, required: bool) -> str | 
     if not isinstance(value, str) or not value.strip():
         raise ExpectedInputError(field, "must be a non-empty string")
     value = value.strip()
-    if len(value) > MAX_REFERENCE or any(ord(ch) < 32 for ch in value):
+    if len(value) > MAX_REFERENCE or not storable(value):
         raise ExpectedInputError(field, f"must be at most {MAX_REFERENCE} printable characters")
     return value
 

@@ -22,6 +22,12 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
         value = json.loads(raw) if raw.strip() else None
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         raise ValidationError({"body": "must be valid JSON"}) from None
+    try:
+        # An escaped half of a surrogate pair ("\ud800") is no character: nothing could store
+        # or echo it.
+        json.dumps(value, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        raise ValidationError({"body": "must not contain unpaired surrogate escapes"}) from None
     if not isinstance(value, dict):
         raise ValidationError({"body": "must be a JSON object"})
     return value

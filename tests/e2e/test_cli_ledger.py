@@ -66,3 +66,24 @@ def test_db_upgrade_and_replay_run(database_url: str) -> None:
     assert upgraded.returncode == 0 and "revision" in upgraded.stdout
     assert json.loads(replayed.stdout)["deliveries"] == 0
     assert bad_date.returncode == 2
+
+
+def test_a_reference_that_is_not_text_is_refused(database_url: str, tmp_path: Path) -> None:
+    """A byte that is not UTF-8 in an argument (Python reads it as a lone surrogate) or in an
+    import file exits 2 with a one-line reason and registers nothing."""
+    env = payrecon_env(database_url=database_url)
+    argument = subprocess.run(
+        [*PAYRECON, "transfer", "expect", "--reference", b"AB\xff", "--amount", "5"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    csv_file = tmp_path / "latin1.csv"
+    csv_file.write_bytes(b"reference,amount\nGOOD-1,100\nBAD\xff,200\n")
+    imported = _run(["transfer", "import", str(csv_file)], env)
+    listed = _run(["transfer", "expect", "--reference", "GOOD-1", "--amount", "100"], env)
+    assert argument.returncode == 2 and "--reference" in argument.stderr
+    assert "Traceback" not in argument.stderr
+    assert imported.returncode == 2 and "not a readable CSV file" in imported.stderr
+    assert listed.returncode == 0 and "already registered" not in listed.stdout

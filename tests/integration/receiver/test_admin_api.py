@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-import httpx
-from sqlalchemy import Engine
+import json
 
+import httpx
+from sqlalchemy import Engine, func, select
+
+from ledger.db import read_session
+from ledger.models import Transfer
 from tests.integration.receiver.conftest import ADMIN, StartReceiver
 from tests.support.webhooks import encode, success_body
 
 AUTH = {"authorization": f"Bearer {ADMIN}"}
+JSON = {"content-type": "application/json"}
+
+
+def _count(engine: Engine, model: type) -> int:
+    with read_session(engine) as session:
+        return int(session.execute(select(func.count()).select_from(model)).scalar_one())
 
 
 def test_admin_routes_are_403_without_a_configured_token(start_receiver: StartReceiver) -> None:
@@ -50,6 +60,35 @@ def test_bad_registrations_are_clear_errors(receiver_url: str) -> None:
     assert (not_json.status_code, media.status_code) == (400, 415)
 
 
+def test_registrations_with_unstorable_references_are_refused(
+    receiver_url: str, engine: Engine
+) -> None:
+    """A lone surrogate escape is 400 and a control character in either reference 422 naming
+    the field; nothing is stored (a surrogate was a 500 before)."""
+    url = f"{receiver_url}/api/transfers/expected"
+
+    def post(body: dict[str, object]) -> httpx.Response:
+        content = json.dumps(body).encode()  # escaped: the surrogate survives JSON decoding
+        return httpx.post(url, content=content, headers={**AUTH, **JSON})
+
+    surrogates = [
+        post({"reference": "\ud800", "amount": 1}),
+        post({"reference": "OK-1", "provider_reference": "a\udfffb", "amount": 1}),
+    ]
+    controls = [
+        (post({"reference": "NUL\u0000", "amount": 1}), "reference"),
+        (
+            post({"reference": "OK-2", "provider_reference": "T\tX", "amount": 1}),
+            "provider_reference",
+        ),
+    ]
+    for answer in surrogates:
+        assert (answer.status_code, answer.json()["error"]) == (400, "malformed_json")
+    for answer, field in controls:
+        assert (answer.status_code, answer.json()["field"]) == (422, field)
+    assert _count(engine, Transfer) == 0
+
+
 def test_a_registration_after_the_webhook_resolves_the_orphan(receiver_url: str) -> None:
     """A webhook that arrived first is an orphan until the transfer is registered."""
     httpx.post(
@@ -83,7 +122,8 @@ def test_a_transfer_is_found_by_either_reference(receiver_url: str) -> None:
 
 
 def test_listing_pages_with_a_cursor_and_filters(receiver_url: str, engine: Engine) -> None:
-    """Cursor pages cover every transfer once; status and finding filters narrow the list."""
+    """Cursor pages cover every transfer once; status and finding filters narrow the list, and
+    an unknown cursor, status or finding kind is 400."""
     for i in range(7):
         httpx.post(
             f"{receiver_url}/api/transfers/expected",
@@ -112,7 +152,9 @@ def test_listing_pages_with_a_cursor_and_filters(receiver_url: str, engine: Engi
     ).json()["items"]
     bad = httpx.get(f"{receiver_url}/api/transfers", params={"cursor": "garbage"}, headers=AUTH)
     bad_status = httpx.get(f"{receiver_url}/api/transfers", params={"status": "x"}, headers=AUTH)
+    bad_kind = httpx.get(f"{receiver_url}/api/transfers", params={"finding": "\x00"}, headers=AUTH)
     assert sorted(seen) == sorted([f"L{i}" for i in range(7)] + ["m-ORPH"])
     assert [t["reference"] for t in orphans] == ["m-ORPH"]
     assert [t["reference"] for t in successful] == ["m-ORPH"]
-    assert (bad.status_code, bad_status.status_code) == (400, 400)
+    assert (bad.status_code, bad_status.status_code, bad_kind.status_code) == (400, 400, 400)
+    assert bad_kind.json()["error"] == "invalid_query"

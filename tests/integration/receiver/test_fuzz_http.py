@@ -7,14 +7,31 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tests.integration.receiver.conftest import ADMIN
+
+# Strings a hostile sender would try: NUL (PostgreSQL's text refuses it), lone surrogates (no
+# encoding stores them), line breaks, bidi and BOM marks, SQL and format syntax, astral planes.
+HOSTILE = [
+    "\x00",
+    "\ud800",
+    "a\udfffb",
+    "ref\r\nX-Injected: 1",
+    "\u202egnp.exe",
+    "\ufeffREF",
+    "'; DROP TABLE transfer; --",
+    "%s%n{0}",
+    "\U0001d11e" * 40,
+]
+# Any code point, surrogates included (hypothesis leaves those out unless told).
+any_text = st.text(st.characters(exclude_categories=()), max_size=120) | st.sampled_from(HOSTILE)
 json_leaf = (
     st.none()
     | st.booleans()
     | st.integers()
-    | st.text(max_size=30)
+    | any_text
     | st.floats(allow_nan=False, allow_infinity=False)
 )
 json_value = st.recursive(
@@ -24,17 +41,16 @@ json_value = st.recursive(
 )
 event_like = st.fixed_dictionaries(
     {
-        "event": st.sampled_from(["transfer.success", "transfer.failed", "other"])
-        | st.text(max_size=80),
+        "event": st.sampled_from(["transfer.success", "transfer.failed", "other"]) | any_text,
         "data": st.fixed_dictionaries(
             {},
             optional={
-                "reference": st.text(max_size=120) | json_value,
-                "merchant_reference": st.text(max_size=120) | json_value,
+                "reference": any_text | json_value,
+                "merchant_reference": any_text | json_value,
                 "amount": st.integers(min_value=-(2**70), max_value=2**70) | json_value,
                 "fee": st.integers(min_value=-5, max_value=2**64) | json_value,
                 "status": st.sampled_from(["successful", "failed", "pending", ""]) | json_value,
-                "failure_reason": st.text(max_size=50) | json_value,
+                "failure_reason": any_text | json_value,
             },
         ),
     }
@@ -49,10 +65,13 @@ def client(receiver_url: str) -> Iterator[httpx.Client]:
 
 
 @settings(
-    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    body=st.binary(max_size=300) | event_like.map(lambda e: json.dumps(e).encode()),
+    body=st.binary(max_size=300)
+    | event_like.map(lambda e: json.dumps(e).encode())
+    # Raw UTF-8 too; a lone surrogate then becomes bytes no UTF-8 decoder accepts.
+    | event_like.map(lambda e: json.dumps(e, ensure_ascii=False).encode("utf-8", "surrogatepass")),
     content_type=st.sampled_from(
         [
             "application/json",
@@ -63,6 +82,13 @@ def client(receiver_url: str) -> Iterator[httpx.Client]:
         ]
     ),
 )
+# Found by hand once, and missed by this test until it drew surrogates: always tried.
+@example(
+    body=b'{"event": "other", "data": {"reference": "\\ud800"}}', content_type="application/json"
+)
+@example(
+    body=b'{"event": "other", "data": {"reference": "a\\u0000"}}', content_type="application/json"
+)
 def test_no_body_or_media_type_yields_a_server_error(
     client: httpx.Client, body: bytes, content_type: str
 ) -> None:
@@ -70,3 +96,34 @@ def test_no_body_or_media_type_yields_a_server_error(
     response = client.post("/webhook", content=body, headers={"content-type": content_type})
     assert response.status_code < 500, response.text
     assert response.json()["status"] in {"ok", "error"}
+
+
+registration_like = st.fixed_dictionaries(
+    {},
+    optional={
+        "reference": any_text | json_value,
+        "provider_reference": any_text | json_value,
+        "amount": st.integers(min_value=-5, max_value=2**70) | any_text | json_value,
+        "fee": st.integers(min_value=-5, max_value=2**64) | any_text | json_value,
+    },
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    body=st.binary(max_size=200)
+    | registration_like.map(lambda r: json.dumps(r).encode())
+    | json_value.map(lambda v: json.dumps(v).encode())
+)
+@example(body=b'{"reference": "\\ud800", "amount": 1}')
+def test_no_registration_yields_a_server_error(client: httpx.Client, body: bytes) -> None:
+    """Hostile registrations get 201, 200, 409 or a 4xx with a JSON error, never a 5xx."""
+    response = client.post(
+        "/api/transfers/expected",
+        content=body,
+        headers={"content-type": "application/json", "authorization": f"Bearer {ADMIN}"},
+    )
+    assert response.status_code < 500, response.text
+    assert isinstance(response.json(), dict)

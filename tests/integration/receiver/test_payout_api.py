@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import httpx
@@ -92,6 +93,23 @@ def test_malformed_payout_requests_are_422(stack: tuple[str, str]) -> None:
         json={**GOOD, "account_number": "123", "reference": "Y"},
     )
     assert (missing.status_code, floaty.status_code, short.status_code) == (422, 422, 422)
+
+
+def test_hostile_payout_references_are_refused_not_500(stack: tuple[str, str]) -> None:
+    """A lone surrogate is 400 (it was a 500: the error echoed it back and could not be
+    encoded); NUL and an overlong reference are 422; nothing reaches the sandbox."""
+    url, sandbox_url = stack
+
+    def post(reference: str) -> httpx.Response:
+        content = json.dumps({**GOOD, "reference": reference}).encode()
+        headers = {**AUTH, "content-type": "application/json"}
+        return httpx.post(f"{url}/api/transfers", content=content, headers=headers)
+
+    surrogate, nul, long = post("\ud800"), post("OK\u0000"), post("R" * 5000)
+    sent = httpx.get(f"{sandbox_url}/_sandbox/transfers").json()["transfers"]
+    assert (surrogate.status_code, surrogate.json()["error"]) == (400, "malformed_json")
+    assert (nul.status_code, long.status_code) == (422, 422)
+    assert sent == []
 
 
 def test_payouts_answer_503_without_provider_settings(database_url: str, engine: Engine) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import httpx
+import json
+
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -65,15 +66,17 @@ PATHS = [
     "/_sandbox/collections/{x}/pay",
     "/_sandbox/faults",
 ]
+# Any code point, surrogates included, and a few strings a hostile client would try.
+TEXT = st.text(st.characters(exclude_categories=()), max_size=20) | st.sampled_from(
+    ["\x00", "\ud800", "a\udfffb", "\u202e", "'; DROP TABLE x; --", "%s%n"]
+)
 JSONISH = st.recursive(
     st.none()
     | st.booleans()
     | st.integers()
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=20),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
-    ),
+    | TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
     max_leaves=10,
 )
 FIELD_NAMES = st.sampled_from(
@@ -81,8 +84,9 @@ FIELD_NAMES = st.sampled_from(
      "balance", "url", "enabled", "ip", "description", "otp", "status", "expected_amount",
      "meta", "seed", "webhook_drop", "failure_reason"]
 )  # fmt: skip
-BODIES = st.binary(max_size=64) | st.dictionaries(FIELD_NAMES, JSONISH, max_size=5).map(
-    lambda d: httpx.Request("POST", "http://x", json=d).content
+# Encoded with ASCII escapes, so a lone surrogate reaches the server as "\ud800".
+BODIES = st.binary(max_size=64) | st.dictionaries(FIELD_NAMES | TEXT, JSONISH, max_size=5).map(
+    lambda d: json.dumps(d).encode()
 )
 SEGMENTS = st.text(
     alphabet=st.characters(min_codepoint=33, max_codepoint=126, exclude_characters="/?#&%"),
@@ -118,3 +122,21 @@ def test_raw_http_never_gets_a_server_error(sandbox):
             assert response.status_code < 500, (method, path, segment, body, response.text)
 
         check()
+
+
+def test_a_lone_surrogate_escape_is_a_422_on_every_json_route(sandbox):
+    """`"\\ud800"` in a value or a key is refused as the body's fault (it was a 500 where the
+    sandbox echoed or stored it)."""
+    bodies = [
+        {"amount": 100, "bank_code": "044", "account_number": "0440000017", "reference": "\ud800"},
+        {"\udfff": 1},
+    ]
+    with sandbox.client() as client:
+        for path in PATHS:
+            for body in bodies:
+                response = client.post(
+                    path.replace("{x}", "X1"),
+                    content=json.dumps(body).encode(),
+                    headers={"Content-Type": "application/json"},
+                )
+                assert response.status_code < 500, (path, body, response.text)
