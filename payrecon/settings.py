@@ -129,6 +129,14 @@ class Settings(BaseSettings):
     def _consistent(self) -> Settings:
         if self.check_backoff_max < self.check_backoff:
             raise ValueError("check_backoff_max: must not be below PAYRECON_CHECK_BACKOFF")
+        if self.provider_env == "production" and (self.provider_base_url or "").startswith(
+            "http://"
+        ):
+            # The secret key goes in every request's Authorization header.
+            raise ValueError(
+                "provider_base_url: production needs an https:// address, or the secret key "
+                "would cross the network in clear (plain http is for a sandbox emulator)"
+            )
         if self.webhook_token is not None and not self.webhook_token.get_secret_value().isalnum():
             raise ValueError("webhook_token: must be letters and digits only (it is a URL path)")
         return self

@@ -56,6 +56,19 @@ def test_contradictory_backoffs_are_refused(monkeypatch: pytest.MonkeyPatch) -> 
     assert caught.value.variable == "PAYRECON_CHECK_BACKOFF_MAX"
 
 
+def test_production_over_plain_http_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The production environment needs an https provider address; the sandbox may use http."""
+    monkeypatch.setenv("PAYRECON_PROVIDER_BASE_URL", "http://sandbox:8100")
+    assert load_settings().provider_base_url == "http://sandbox:8100"
+    monkeypatch.setenv("PAYRECON_PROVIDER_ENV", "production")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert caught.value.variable == "PAYRECON_PROVIDER_BASE_URL"
+    assert "https://" in str(caught.value)
+    monkeypatch.setenv("PAYRECON_PROVIDER_BASE_URL", "https://api.provider.example")
+    assert load_settings().provider_env == "production"
+
+
 def test_lists_are_split_and_secrets_hidden_from_repr(monkeypatch: pytest.MonkeyPatch) -> None:
     """Comma and space lists parse; secret values never appear in repr."""
     monkeypatch.setenv("PAYRECON_WEBHOOK_ALLOWED_IPS", "192.0.2.1, 2001:db8::1")
