@@ -30,6 +30,7 @@ from provider.errors import (
     UnexpectedResponseError,
     WebhookNotConfiguredError,
 )
+from provider.models import storable_text
 from provider.retry import parse_retry_after
 
 T = TypeVar("T")
@@ -99,7 +100,8 @@ def failure(response: httpx.Response, payload: Any, text: str) -> ProviderError:
     """The error an unsuccessful answer stands for."""
     status = response.status_code
     message = payload.get("message") if isinstance(payload, dict) else None
-    message = message if isinstance(message, str) and message.strip() else None
+    # Its text may end up in the ledger (a refused payout's reason), so it is made storable.
+    message = storable_text(message) if isinstance(message, str) and message.strip() else None
     if status >= 500:
         # Whatever a 5xx says, it is not a clean refusal: the outcome is unknown.
         return ProviderUnavailableError(f"the provider answered {status}", status_code=status)

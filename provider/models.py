@@ -12,10 +12,37 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 Kobo = Annotated[StrictInt, Field(ge=0)]
 T = TypeVar("T")
+
+
+def _is_surrogate(char: str) -> bool:
+    return "\ud800" <= char <= "\udfff"
+
+
+def _identifier(value: str) -> str:
+    # A reference, code or number is matched against the ledger: one that could not be stored
+    # (a control character, an unpaired surrogate: neither is printable) makes the answer
+    # uninterpretable.
+    if not value.isprintable():
+        raise ValueError("must hold printable characters only")
+    return value
+
+
+def storable_text(value: str) -> str:
+    """Descriptive text of an answer, kept whatever it holds but made storable: NUL (which
+    PostgreSQL's text refuses) dropped, an unpaired surrogate (which no encoding takes) shown
+    as U+FFFD."""
+    if value.isascii() and "\x00" not in value:
+        return value
+    return "".join("\ufffd" if _is_surrogate(char) else char for char in value if char != "\x00")
+
+
+# Strings of an answer: identifiers are refused when unstorable, free text is cleaned.
+Identifier = Annotated[StrictStr, AfterValidator(_identifier)]
+Text = Annotated[StrictStr, AfterValidator(storable_text)]
 
 
 class TransferStatus(enum.StrEnum):
@@ -49,23 +76,23 @@ class WireModel(BaseModel):
 class Bank(WireModel):
     """A bank the provider can pay to (endpoint 10)."""
 
-    name: StrictStr
-    code: StrictStr
+    name: Text
+    code: Identifier
 
 
 class AccountEnquiry(WireModel):
     """The account holder's name as the bank reports it (endpoint 9)."""
 
-    bank_name: StrictStr
-    account_name: StrictStr
-    account_number: StrictStr
+    bank_name: Text
+    account_name: Text
+    account_number: Identifier
 
 
 class TransferInitiation(WireModel):
     """The provider's answer to a transfer initiation (endpoint 8)."""
 
-    reference: StrictStr  # the provider's own reference
-    merchant_reference: StrictStr
+    reference: Identifier  # the provider's own reference
+    merchant_reference: Identifier
     amount: Kobo
     status: TransferStatus
     fee: Kobo
@@ -74,13 +101,13 @@ class TransferInitiation(WireModel):
 class Transaction(WireModel):
     """A transaction lookup (endpoints 6 and 7); fields fixed by PRODUCT.md."""
 
-    reference: StrictStr
-    merchant_reference: StrictStr | None = None
-    type: StrictStr | None = None
+    reference: Identifier
+    merchant_reference: Identifier | None = None
+    type: Text | None = None
     amount: Kobo
     fee: Kobo | None = None
     status: TransferStatus
-    failure_reason: StrictStr | None = None
+    failure_reason: Text | None = None
     created_at: datetime | None = None
     completed_at: datetime | None = None
 
@@ -88,10 +115,10 @@ class Transaction(WireModel):
 class Collection(WireModel):
     """A bank-transfer collection: the account the customer pays into (endpoint 5)."""
 
-    reference: StrictStr
-    account_number: StrictStr
-    account_name: StrictStr | None = None
-    bank_name: StrictStr | None = None
+    reference: Identifier
+    account_number: Identifier
+    account_name: Text | None = None
+    bank_name: Text | None = None
     amount: Kobo
     fee: Kobo | None = None
     expires_at: datetime | None = None
@@ -100,23 +127,23 @@ class Collection(WireModel):
 class Customer(WireModel):
     """The customer of a virtual account; the spec marks no sub-field required."""
 
-    reference: StrictStr | None = None
-    first_name: StrictStr | None = None
-    last_name: StrictStr | None = None
-    email: StrictStr | None = None
-    phone: StrictStr | None = None
-    bvn: StrictStr | None = None
+    reference: Identifier | None = None
+    first_name: Text | None = None
+    last_name: Text | None = None
+    email: Text | None = None
+    phone: Text | None = None
+    bvn: Text | None = None
 
 
 class VirtualAccount(WireModel):
     """A merchant-issued virtual account (endpoints 1-4; the record's shape is not shown)."""
 
-    uid: StrictStr
+    uid: Identifier
     type: VirtualAccountType | None = None
     status: VirtualAccountStatus
-    account_number: StrictStr | None = None
-    account_name: StrictStr | None = None
-    bank_name: StrictStr | None = None
+    account_number: Identifier | None = None
+    account_name: Text | None = None
+    bank_name: Text | None = None
     customer: Customer | None = None
     expected_amount: Kobo | None = None
     meta: dict[str, Any] | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -40,9 +41,12 @@ Answer = httpx.Response | Exception | Callable[[httpx.Request], httpx.Response]
 
 
 def ok(data: Any, status: int = 200, **extra: Any) -> httpx.Response:
-    """A success envelope around `data`."""
+    """A success envelope around `data` (ASCII-escaped JSON, so any string can be sent)."""
+    envelope = {"status": "success", "message": "ok", "data": data, **extra}
     return httpx.Response(
-        status, json={"status": "success", "message": "ok", "data": data, **extra}
+        status,
+        content=json.dumps(envelope).encode(),
+        headers={"content-type": "application/json"},
     )
 
 

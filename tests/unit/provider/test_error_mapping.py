@@ -168,6 +168,9 @@ def test_answers_that_are_not_the_envelope_are_unexpected(answer: httpx.Response
         {"amount": -1},
         {"fee": "25"},
         {"reference": None},
+        {"reference": "TRF\x00_1"},
+        {"reference": "TRF\ud800"},
+        {"merchant_reference": "INV\n1"},
         {"created_at": "yesterday"},
     ],
 )
@@ -177,6 +180,23 @@ def test_ill_typed_transaction_fields_are_unexpected(change: dict[str, object]) 
     with pytest.raises(errors.UnexpectedResponseError) as caught:
         client.get_transaction("TRF_1")
     assert caught.value.status_code == 200
+
+
+def test_unstorable_text_in_an_answer_is_kept_storable() -> None:
+    """A NUL is dropped and an unpaired surrogate becomes U+FFFD in descriptive text, so the
+    status and amounts of the answer still reach the ledger."""
+    answer = {**TXN, "status": "failed", "failure_reason": "bad\x00 \ud800 reason", "type": "t\x00"}
+    client, _ = sync_client(Script(ok(answer)))
+    transaction = client.get_transaction("TRF_1")
+    assert transaction.failure_reason == "bad \ufffd reason" and transaction.type == "t"
+
+
+def test_a_refusal_message_is_kept_storable() -> None:
+    """The text of a refusal, which a rejected payout records, loses its NUL too."""
+    client, _ = sync_client(Script(failed("odd\x00 refusal", 403)))
+    with pytest.raises(errors.AccessDeniedError) as caught:
+        client.get_transaction("TRF_1")
+    assert caught.value.message == "odd refusal"
 
 
 @pytest.mark.parametrize("missing", ["reference", "amount", "status"])
