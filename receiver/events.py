@@ -89,6 +89,23 @@ def load_json(raw: bytes) -> Any:
         raise BodyNotJSONError(f"body is not JSON: {type(exc).__name__}") from None
 
 
+def _descriptive_text(value: Any, field: str, *, limit: int) -> str | None:
+    # Free text (a failure reason) is evidence, not a key: kept whatever it holds, line breaks
+    # included, and made storable (NUL dropped, an unpaired surrogate shown as U+FFFD) rather
+    # than refusing the whole event over it.
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidEventError(f"{field} must be a string", field)
+    if len(value) > limit:
+        raise InvalidEventError(f"{field} is longer than {limit} characters", field)
+    if storable(value):
+        return value
+    return "".join(
+        "\ufffd" if "\ud800" <= char <= "\udfff" else char for char in value if char != "\x00"
+    )
+
+
 def _clean_text(value: Any, field: str, *, limit: int, required: bool) -> str | None:
     if value is None:
         if required:
@@ -170,9 +187,7 @@ def _transfer_event(
     success = event is EventType.TRANSFER_SUCCESS
     amount = _kobo(data, "amount", required=success)
     fee = _kobo(data, "fee", required=success)
-    reason = _clean_text(
-        data.get("failure_reason"), "data.failure_reason", limit=MAX_REASON, required=False
-    )
+    reason = _descriptive_text(data.get("failure_reason"), "data.failure_reason", limit=MAX_REASON)
     assert reference is not None
     return TransferEvent(
         event=event,

@@ -149,6 +149,21 @@ def test_a_header_with_control_characters_is_refused_before_the_endpoint(
     assert _count(engine, Delivery) == 0
 
 
+def test_a_failure_reason_with_unstorable_characters_is_applied(
+    receiver_url: str, engine: Engine
+) -> None:
+    """A NUL and a lone surrogate in the failure reason (PostgreSQL's text takes neither) do
+    not cost the event: it is accepted and the reason stored without them."""
+    body = json.dumps(failed_body("TRF-R1", reason="bank\x00 off \ud800")).encode()
+    response = _post(receiver_url, body)
+    with read_session(engine) as session:
+        transfer = session.execute(
+            select(Transfer).where(Transfer.reference == "m-TRF-R1")
+        ).scalar_one()
+    assert (response.status_code, response.json()["outcome"]) == (200, "accepted")
+    assert (transfer.status, transfer.failure_reason) == ("failed", "bank off \ufffd")
+
+
 def test_the_path_token_hides_the_plain_route(
     start_receiver: StartReceiver, engine: Engine
 ) -> None:

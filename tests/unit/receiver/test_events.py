@@ -56,6 +56,37 @@ def test_a_failed_event_carries_its_reason_and_no_amount() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("reason", "kept"),
+    [
+        ("Account\nclosed", "Account\nclosed"),
+        ("bank\x00 offline", "bank offline"),
+        ("half \ud800 pair", "half \ufffd pair"),
+    ],
+)
+def test_a_failure_reason_is_kept_and_made_storable(reason: str, kept: str) -> None:
+    """The failure reason is descriptive: line breaks stay, NUL goes, a lone surrogate becomes
+    U+FFFD, and the event is accepted rather than refused over it."""
+    body = {
+        "event": "transfer.failed",
+        "data": {"reference": "TRF_3", "status": "failed", "failure_reason": reason},
+    }
+    event = parse_event(json.dumps(body).encode())
+    assert isinstance(event, TransferEvent) and event.failure_reason == kept
+
+
+def test_a_failure_reason_that_is_not_text_is_refused() -> None:
+    """A number or an overlong text as failure reason is still a 422 naming the field."""
+    for reason in (42, "x" * 2001):
+        body = {
+            "event": "transfer.failed",
+            "data": {"reference": "TRF_4", "status": "failed", "failure_reason": reason},
+        }
+        with pytest.raises(InvalidEventError) as caught:
+            parse_event(json.dumps(body).encode())
+        assert caught.value.field == "data.failure_reason"
+
+
 def test_equal_json_gives_equal_hash_whatever_the_key_order() -> None:
     """Same content means equal as JSON: key order and whitespace do not matter."""
     one = parse_event(_success())
