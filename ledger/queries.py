@@ -111,6 +111,10 @@ def decode_cursor(cursor: str) -> int:
     return int(number)
 
 
+# The `finding` filter that keeps transfers with an open finding of any kind.
+ANY_FINDING = "any"
+
+
 def list_transfers(
     session: Session,
     *,
@@ -132,7 +136,7 @@ def list_transfers(
             col(Finding.transfer_id) == col(Transfer.id),
             col(Finding.resolved_at).is_(None),
         ]
-        if finding != "any":
+        if finding != ANY_FINDING:
             conditions.append(col(Finding.kind) == finding)
         statement = statement.where(exists().where(*conditions))
     if cursor is not None:

@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse, Response
 
 from ledger.db import read_session, write_session
 from ledger.errors import ConflictError, LedgerError
-from ledger.queries import find_transfer, list_transfers, transfer_record
+from ledger.queries import ANY_FINDING, find_transfer, list_transfers, transfer_record
 from ledger.types import FindingKind, TransferStatus, utcnow
 from receiver.body import read_limited
 from receiver.errors import ReceiverError
@@ -91,7 +91,9 @@ async def list_transfer_page(request: Request) -> Response:
             raise ValueError("limit must be from 1 to 500")
         since = _parse_since(query.get("since"))
         cursor = query.get("cursor") or None
-        finding = FindingKind(query["finding"]).value if query.get("finding") else None
+        finding = query.get("finding") or None
+        if finding not in (None, ANY_FINDING):
+            finding = FindingKind(finding).value  # ValueError names the unknown kind
     except ValueError as exc:
         return api_error(400, "invalid_query", str(exc))
 

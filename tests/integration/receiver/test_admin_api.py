@@ -147,6 +147,9 @@ def test_listing_pages_with_a_cursor_and_filters(receiver_url: str, engine: Engi
     orphans = httpx.get(
         f"{receiver_url}/api/transfers", params={"finding": "orphan_event"}, headers=AUTH
     ).json()["items"]
+    flagged = httpx.get(
+        f"{receiver_url}/api/transfers", params={"finding": "any"}, headers=AUTH
+    ).json()["items"]
     successful = httpx.get(
         f"{receiver_url}/api/transfers", params={"status": "successful"}, headers=AUTH
     ).json()["items"]
@@ -155,6 +158,7 @@ def test_listing_pages_with_a_cursor_and_filters(receiver_url: str, engine: Engi
     bad_kind = httpx.get(f"{receiver_url}/api/transfers", params={"finding": "\x00"}, headers=AUTH)
     assert sorted(seen) == sorted([f"L{i}" for i in range(7)] + ["m-ORPH"])
     assert [t["reference"] for t in orphans] == ["m-ORPH"]
+    assert [t["reference"] for t in flagged] == ["m-ORPH"]
     assert [t["reference"] for t in successful] == ["m-ORPH"]
     assert (bad.status_code, bad_status.status_code, bad_kind.status_code) == (400, 400, 400)
     assert bad_kind.json()["error"] == "invalid_query"
