@@ -2,7 +2,8 @@
 
 LedgerError
 ├── DatabaseUnavailableError   the database cannot be reached or cannot take the write
-└── ConflictError              a write contradicts what the ledger already holds
+├── ConflictError              a write contradicts what the ledger already holds
+└── NoteError                  an acknowledgement note the ledger will not keep
 """
 
 from __future__ import annotations
@@ -18,3 +19,7 @@ class DatabaseUnavailableError(LedgerError):
 
 class ConflictError(LedgerError):
     """The write disagrees with an existing row (for example a different expected transfer)."""
+
+
+class NoteError(LedgerError):
+    """An acknowledgement note that is empty, too long, or holds characters no column takes."""

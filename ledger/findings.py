@@ -7,6 +7,7 @@ import datetime as dt
 from sqlalchemy import select, update
 from sqlmodel import Session
 
+from ledger.errors import NoteError
 from ledger.models import Finding
 from ledger.types import FindingKind
 from ledger.upsert import insert_ignore
@@ -67,10 +68,28 @@ def resolve_finding(
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
+MAX_NOTE_CHARS = 2000
+
+
+def check_note(note: str) -> str:
+    """The note without surrounding blanks; NoteError when it is empty, over MAX_NOTE_CHARS,
+    or holds a NUL or an unpaired surrogate (line breaks and tabs are fine)."""
+    note = note.strip()
+    if not note:
+        raise NoteError("a note is required to acknowledge a finding")
+    if len(note) > MAX_NOTE_CHARS:
+        raise NoteError(f"the note is limited to {MAX_NOTE_CHARS} characters")
+    if "\x00" in note or any("\ud800" <= char <= "\udfff" for char in note):
+        raise NoteError("the note holds a NUL or a character that is not valid Unicode")
+    return note
+
+
 def acknowledge_finding(
     session: Session, *, finding_id: int, note: str, now: dt.datetime
 ) -> Finding | None:
-    """Mark a finding acknowledged with a note; None when there is no such finding."""
+    """Mark a finding acknowledged with a note (checked by `check_note`); None when there is
+    no such finding."""
+    note = check_note(note)
     finding = session.get(Finding, finding_id)
     if finding is None:
         return None

@@ -17,8 +17,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from ledger.db import read_session, write_session
-from ledger.errors import DatabaseUnavailableError
-from ledger.findings import acknowledge_finding
+from ledger.errors import DatabaseUnavailableError, NoteError
+from ledger.findings import MAX_NOTE_CHARS, acknowledge_finding, check_note
 from ledger.types import utcnow
 from reconcile.reports.errors import PeriodError
 from reconcile.reports.html import PageForms, render_html
@@ -26,7 +26,6 @@ from reconcile.reports.period import Period, parse_period
 from reconcile.reports.summary import DEFAULT_STALE_AFTER, compute_report
 
 MAX_FORM_BYTES = 16 * 1024
-MAX_NOTE_CHARS = 2000
 # The page is self-contained: no script at all, styles inline, forms only back to us.
 PAGE_POLICY = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
@@ -134,6 +133,10 @@ async def acknowledge(request: Request) -> Response:
         return _error(400, "note_required", "a note is required to acknowledge a finding")
     if len(note) > MAX_NOTE_CHARS:
         return _error(400, "note_too_long", f"the note is limited to {MAX_NOTE_CHARS} characters")
+    try:
+        note = check_note(note)
+    except NoteError as exc:
+        return _error(400, "invalid_note", str(exc))
     try:
         period = _period(form)
     except PeriodError:

@@ -13,8 +13,8 @@ from rich.table import Table
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from ledger.db import read_session, write_session
-from ledger.errors import DatabaseUnavailableError
-from ledger.findings import acknowledge_finding
+from ledger.errors import DatabaseUnavailableError, NoteError
+from ledger.findings import acknowledge_finding, check_note
 from ledger.types import FindingKind, utcnow
 from payrecon.context import EXIT_USAGE, app_context, fail
 from reconcile.reports.findings import list_findings
@@ -74,14 +74,14 @@ def findings_list(ctx: click.Context, open_only: bool, kind: str | None, as_json
 @click.pass_context
 def findings_ack(ctx: click.Context, finding_id: int, note: str) -> None:
     """Acknowledge finding ID: it stays in reports, marked, and stops alerting."""
-    if not note.strip():
-        fail("--note must not be empty", EXIT_USAGE)
+    try:
+        note = check_note(note)
+    except NoteError as exc:
+        fail(f"--note: {exc}", EXIT_USAGE)
     engine = app_context(ctx).engine()
     try:
         with write_session(engine) as session:
-            finding = acknowledge_finding(
-                session, finding_id=finding_id, note=note.strip(), now=utcnow()
-            )
+            finding = acknowledge_finding(session, finding_id=finding_id, note=note, now=utcnow())
             kind = None if finding is None else finding.kind
     except (DatabaseUnavailableError, OperationalError, DBAPIError) as exc:
         fail(f"database unavailable: {exc}")

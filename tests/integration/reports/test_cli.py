@@ -160,10 +160,13 @@ def test_findings_list_and_ack(engine: Engine, database_url: str) -> None:
 def test_findings_ack_refuses_unknown_ids_and_missing_notes(
     engine: Engine, database_url: str
 ) -> None:
-    """An unknown id exits 1 with one line; a missing or blank note exits 2."""
+    """An unknown id exits 1 with one line; a missing, blank or unstorable note exits 2."""
     unknown = _run(database_url, "findings", "ack", "999", "--note", "x")
     assert unknown.exit_code == 1
     assert unknown.stderr.strip() == "payrecon: no finding with id 999"
     assert _run(database_url, "findings", "ack", "1").exit_code == 2
     assert _run(database_url, "findings", "ack", "1", "--note", "  ").exit_code == 2
+    # A byte that is not UTF-8 reaches Python as a lone surrogate: it was a traceback.
+    bad = _run(database_url, "findings", "ack", "1", "--note", "bad\udcff")
+    assert bad.exit_code == 2 and "--note" in bad.stderr and "Traceback" not in bad.stderr
     assert _run(database_url, "findings", "list", "--kind", "nonsense").exit_code == 2

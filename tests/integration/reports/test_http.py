@@ -98,15 +98,25 @@ def test_acknowledge_marks_the_finding_and_redirects_back(engine: Engine) -> Non
 
 
 def test_acknowledge_refuses_unknown_ids_and_empty_notes(engine: Engine) -> None:
-    """Unknown finding → 404 JSON; blank note → 400 JSON and the finding stays unacknowledged."""
+    """Unknown finding → 404 JSON; a blank note, or one with a NUL or a lone surrogate → 400
+    JSON, and the finding stays unacknowledged."""
     finding_id = _ledger(engine)
     with running_server(report_app(engine)) as base:
         unknown = httpx.post(f"{base}/reports/findings/9999/ack", data={"note": "x"})
         empty = httpx.post(f"{base}/reports/findings/{finding_id}/ack", data={"note": " "})
+        nul = httpx.post(f"{base}/reports/findings/{finding_id}/ack", data={"note": "a\x00b"})
+        half = httpx.post(
+            f"{base}/reports/findings/{finding_id}/ack",
+            content=b'{"note": "\\ud800"}',
+            headers={"content-type": "application/json"},
+        )
         with read_session(engine) as session:
             untouched = session.get(Finding, finding_id)
             assert untouched is not None and untouched.acknowledged_at is None
         as_json = httpx.post(f"{base}/reports/findings/{finding_id}/ack", json={"note": "ok"})
     assert unknown.status_code == 404 and unknown.json()["error"] == "not_found"
     assert empty.status_code == 400 and empty.json()["error"] == "note_required"
+    # A NUL was a 503 on PostgreSQL (the driver refused it), a lone surrogate a 500.
+    assert (nul.status_code, nul.json()["error"]) == (400, "invalid_note")
+    assert (half.status_code, half.json()["error"]) == (400, "invalid_note")
     assert as_json.status_code == 303 and as_json.headers["location"] == "/reports"
