@@ -18,8 +18,8 @@ def write_csv(rows: Iterable[TransferRow], out: TextIO) -> int:
     for row in rows:
         writer.writerow(
             (
-                row.reference,
-                row.provider_reference or "",
+                inert(row.reference),
+                inert(row.provider_reference or ""),
                 row.origin,
                 row.status,
                 "yes" if row.confirmed else "no",
@@ -33,12 +33,22 @@ def write_csv(rows: Iterable[TransferRow], out: TextIO) -> int:
                 _blank(row.webhook_fee),
                 _blank(row.provider_amount),
                 _blank(row.provider_fee),
-                row.failure_reason or "",
-                row.findings,
+                inert(row.failure_reason or ""),
+                inert(row.findings),
             )
         )
         count += 1
     return count
+
+
+# What makes a spreadsheet read a cell as a formula (OWASP, "CSV injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def inert(text: str) -> str:
+    """`text` as a spreadsheet shows it and never runs it: one that begins like a formula gets
+    a leading apostrophe, which Excel, LibreOffice and Google Sheets read as "this is text"."""
+    return "'" + text if text.startswith(_FORMULA_START) else text
 
 
 def _blank(value: int | None) -> int | str:

@@ -66,6 +66,15 @@ def _cell(
     return cell
 
 
+def _text(sheet: WriteOnlyWorksheet, value: str | None) -> Any:
+    # Text from the ledger (references, reasons) can come from a webhook: typed as a string,
+    # "=HYPERLINK(…)" stays text and is never a formula the spreadsheet would run.
+    cell = WriteOnlyCell(sheet, value=value)
+    if value is not None:
+        cell.data_type = "s"
+    return cell
+
+
 def _money(sheet: WriteOnlyWorksheet, kobo: int | None) -> Any:
     return _cell(sheet, None if kobo is None else naira_number(kobo), fmt=NAIRA_FORMAT)
 
@@ -136,8 +145,8 @@ def _write_transfers(sheet: WriteOnlyWorksheet, rows: Iterable[TransferRow]) -> 
     for row in rows:
         sheet.append(
             [
-                row.reference,
-                row.provider_reference,
+                _text(sheet, row.reference),
+                _text(sheet, row.provider_reference),
                 row.origin,
                 row.status,
                 "yes" if row.confirmed else "no",
@@ -152,8 +161,8 @@ def _write_transfers(sheet: WriteOnlyWorksheet, rows: Iterable[TransferRow]) -> 
                 _money(sheet, row.webhook_fee),
                 _money(sheet, row.provider_amount),
                 _money(sheet, row.provider_fee),
-                row.failure_reason,
-                row.findings,
+                _text(sheet, row.failure_reason),
+                _text(sheet, row.findings),
             ]
         )
         count += 1

@@ -143,3 +143,25 @@ def test_xlsx_opens_back_with_summary_and_transfers(engine: Engine, tmp_path: Pa
     # Wallet debit: 1,000.00 successful + 10.75 fee + 25.00 fee charged on the failure.
     assert labels["Wallet debit"] == 1035.75
     assert labels["Fees charged on failed transfers"] == 25.0
+
+
+FORMULA = '=HYPERLINK("http://attacker.example","click")'
+
+
+def test_exports_never_turn_ledger_text_into_formulas(engine: Engine, tmp_path: Path) -> None:
+    """A reference that looks like a formula (a webhook can carry one) is text in both exports:
+    the CSV cell starts with an apostrophe, the workbook cell is a string, not a formula."""
+    insert_ledger(
+        engine, [Spec(FORMULA, "pending", START, 100, 10), Spec("-5", "pending", START, 1, 1)]
+    )
+    out = io.StringIO()
+    path = tmp_path / "report.xlsx"
+    with read_session(engine) as session:
+        write_csv(iter_transfer_rows(session), out)
+        report = compute_report(session, None, now=START + dt.timedelta(days=1))
+        write_xlsx(report, iter_transfer_rows(session), path)
+    references = sorted(row["reference"] for row in csv.DictReader(io.StringIO(out.getvalue())))
+    cells = [row[0] for row in openpyxl.load_workbook(path)["Transfers"].iter_rows(min_row=2)]
+    assert references == ["'-5", "'" + FORMULA]
+    assert sorted(cell.value for cell in cells) == ["-5", FORMULA]
+    assert {cell.data_type for cell in cells} == {"s"}
