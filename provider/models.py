@@ -14,7 +14,10 @@ from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-Kobo = Annotated[StrictInt, Field(ge=0)]
+from provider.validation import MAX_KOBO
+
+# Whole kobo from 0 to 2^63-1, what a BIGINT column holds: a larger figure is uninterpretable.
+Kobo = Annotated[StrictInt, Field(ge=0, le=MAX_KOBO)]
 T = TypeVar("T")
 
 

@@ -166,6 +166,8 @@ def test_answers_that_are_not_the_envelope_are_unexpected(answer: httpx.Response
         {"amount": 1000.0},
         {"amount": True},
         {"amount": -1},
+        {"amount": 2**63},
+        {"fee": 2**64},
         {"fee": "25"},
         {"reference": None},
         {"reference": "TRF\x00_1"},
