@@ -38,6 +38,7 @@ bench: $(STAMP) system-deps
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
 clean:

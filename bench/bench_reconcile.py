@@ -41,20 +41,35 @@ from tests.support.servers import free_port, wait_for_port
 LATENCY = 0.05
 
 
-def _rows(count: int, *, start: int, due: dt.datetime | None, now: dt.datetime,
-          provider_refs: list[str] | None = None) -> list[dict[str, Any]]:
+def _rows(
+    count: int,
+    *,
+    start: int,
+    due: dt.datetime | None,
+    now: dt.datetime,
+    provider_refs: list[str] | None = None,
+) -> list[dict[str, Any]]:
     rows = []
     for i in range(count):
-        rows.append({
-            "reference": f"B{start + i}",
-            "provider_reference": provider_refs[i] if provider_refs else f"TRF_B{start + i}",
-            "origin": "expected", "status": "pending" if due else "successful",
-            "confirmed": due is None, "amount": 100_000, "fee": 1_000,
-            "provider_amount": None if due else 100_000, "provider_fee": None if due else 1_000,
-            "provider_status": None if due else "successful",
-            "check_attempts": 0, "not_found_count": 0, "next_check_at": due,
-            "created_at": now, "updated_at": now,
-        })
+        rows.append(
+            {
+                "reference": f"B{start + i}",
+                "provider_reference": provider_refs[i] if provider_refs else f"TRF_B{start + i}",
+                "origin": "expected",
+                "status": "pending" if due else "successful",
+                "confirmed": due is None,
+                "amount": 100_000,
+                "fee": 1_000,
+                "provider_amount": None if due else 100_000,
+                "provider_fee": None if due else 1_000,
+                "provider_status": None if due else "successful",
+                "check_attempts": 0,
+                "not_found_count": 0,
+                "next_check_at": due,
+                "created_at": now,
+                "updated_at": now,
+            }
+        )
     return rows
 
 
@@ -70,9 +85,23 @@ def _sandbox_process() -> Iterator[tuple[str, str]]:
     # Its own process: in a thread it would share our GIL and measure itself, not us.
     port, secret = free_port(), "sk_test_benchbenchbench"
     process = subprocess.Popen(
-        [sys.executable, "-m", "sandbox", "--port", str(port), "--complete-after", "never",
-         "--webhook-url", "http://127.0.0.1:9/x", "--webhook-retry", "", "--secret-key", secret],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "sandbox",
+            "--port",
+            str(port),
+            "--complete-after",
+            "never",
+            "--webhook-url",
+            "http://127.0.0.1:9/x",
+            "--webhook-retry",
+            "",
+            "--secret-key",
+            secret,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         wait_for_port(port)
@@ -88,20 +117,34 @@ def throughput(count: int, concurrency: int, workdir: Path) -> dict[str, float]:
     upgrade(url)
     engine = create_db_engine(url)
     with _sandbox_process() as (base, secret), httpx.Client(base_url=base) as http:
-        account = next(a for a in http.get("/_sandbox/accounts").json()["accounts"]
-                       if a["behaviour"] == "succeeds")
+        account = next(
+            a
+            for a in http.get("/_sandbox/accounts").json()["accounts"]
+            if a["behaviour"] == "succeeds"
+        )
         headers = {"Authorization": f"Bearer {secret}"}
         refs = []
         for i in range(count):
-            answer = http.post("/v1/transfer/initiate", headers=headers, json={
-                "amount": 100_000, "bank_code": account["bank_code"],
-                "account_number": account["account_number"], "reference": f"B{i}"})
+            answer = http.post(
+                "/v1/transfer/initiate",
+                headers=headers,
+                json={
+                    "amount": 100_000,
+                    "bank_code": account["bank_code"],
+                    "account_number": account["account_number"],
+                    "reference": f"B{i}",
+                },
+            )
             refs.append(answer.json()["data"]["reference"])
         now = utcnow()
         _bulk(engine, _rows(count, start=0, due=now, now=now, provider_refs=refs))
         http.post("/_sandbox/faults", json={"lookup_latency": LATENCY}).raise_for_status()
-        settings = load_settings(database_url=url, provider_max_rps=0,
-                                 provider_concurrency=concurrency, stale_after=10**6)
+        settings = load_settings(
+            database_url=url,
+            provider_max_rps=0,
+            provider_concurrency=concurrency,
+            stale_after=10**6,
+        )
 
         async def one_pass() -> Any:
             async with AsyncProviderClient(base, secret, max_retries=0) as client:
@@ -112,17 +155,27 @@ def throughput(count: int, concurrency: int, workdir: Path) -> dict[str, float]:
         elapsed = time.perf_counter() - started
     engine.dispose()
     assert summary.checked == count, summary
-    return {"count": count, "concurrency": concurrency, "seconds": elapsed,
-            "rate": count / elapsed, "ceiling": concurrency / LATENCY}
+    return {
+        "count": count,
+        "concurrency": concurrency,
+        "seconds": elapsed,
+        "rate": count / elapsed,
+        "ceiling": concurrency / LATENCY,
+    }
 
 
 class InstantLookup:
     """Answers every lookup at once: the pass then costs only the ledger's work."""
 
     async def get_transaction(self, reference: str) -> Transaction:
-        return Transaction(reference=reference, merchant_reference=reference.removeprefix("TRF_"),
-                           type="transfer", amount=100_000, fee=1_000,
-                           status="successful")  # type: ignore[arg-type]
+        return Transaction(
+            reference=reference,
+            merchant_reference=reference.removeprefix("TRF_"),
+            type="transfer",
+            amount=100_000,
+            fee=1_000,
+            status="successful",
+        )  # type: ignore[arg-type]
 
 
 def big_ledger(settled: int, workdir: Path) -> dict[str, float]:
@@ -142,16 +195,25 @@ def big_ledger(settled: int, workdir: Path) -> dict[str, float]:
         with engine.begin() as connection:  # make the same 100 due again
             connection.exec_driver_sql(
                 "UPDATE transfer SET next_check_at = ?, last_checked_at = NULL, confirmed = 0, "
-                "status = 'pending' WHERE id > ?", ((now + dt.timedelta(seconds=attempt))
-                                                   .replace(tzinfo=None).isoformat(" "), settled))
+                "status = 'pending' WHERE id > ?",
+                (
+                    (now + dt.timedelta(seconds=attempt)).replace(tzinfo=None).isoformat(" "),
+                    settled,
+                ),
+            )
         t0 = time.perf_counter()
-        summary = asyncio.run(run_pass(engine, InstantLookup(), settings,
-                                       now=now + dt.timedelta(seconds=attempt + 1)))
+        summary = asyncio.run(
+            run_pass(engine, InstantLookup(), settings, now=now + dt.timedelta(seconds=attempt + 1))
+        )
         times.append(time.perf_counter() - t0)
         assert summary.checked == 100, summary
     engine.dispose()
-    return {"settled": settled, "seed_seconds": seeded, "pass_seconds": min(times),
-            "pass_seconds_max": max(times)}
+    return {
+        "settled": settled,
+        "seed_seconds": seeded,
+        "pass_seconds": min(times),
+        "pass_seconds_max": max(times),
+    }
 
 
 def main() -> None:
@@ -169,13 +231,17 @@ def main() -> None:
         for concurrency in (8, 32):
             count = args.transfers if concurrency == 32 else min(args.transfers, 2_000)
             r = throughput(count, concurrency, workdir)
-            print(f"lookups: {r['count']} transfers, concurrency {concurrency}, latency "
-                  f"{LATENCY}s: {r['seconds']:.1f} s, {r['rate']:.0f} lookups/s "
-                  f"(ceiling {r['ceiling']:.0f}/s, {100 * r['rate'] / r['ceiling']:.0f} %)")
+            print(
+                f"lookups: {r['count']} transfers, concurrency {concurrency}, latency "
+                f"{LATENCY}s: {r['seconds']:.1f} s, {r['rate']:.0f} lookups/s "
+                f"(ceiling {r['ceiling']:.0f}/s, {100 * r['rate'] / r['ceiling']:.0f} %)"
+            )
         b = big_ledger(args.settled, workdir)
-        print(f"pass on SQLite with {b['settled']:,} settled + 100 due: "
-              f"{b['pass_seconds']:.3f} s (worst of 3: {b['pass_seconds_max']:.3f} s; "
-              f"seeding took {b['seed_seconds']:.0f} s)")
+        print(
+            f"pass on SQLite with {b['settled']:,} settled + 100 due: "
+            f"{b['pass_seconds']:.3f} s (worst of 3: {b['pass_seconds_max']:.3f} s; "
+            f"seeding took {b['seed_seconds']:.0f} s)"
+        )
 
 
 if __name__ == "__main__":

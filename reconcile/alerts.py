@@ -126,9 +126,7 @@ def _facts(transfer: Transfer) -> TransferFacts:
     )
 
 
-def _candidates(
-    engine: Engine, *, now: dt.datetime, policy: Policy
-) -> list[dict[str, object]]:
+def _candidates(engine: Engine, *, now: dt.datetime, policy: Policy) -> list[dict[str, object]]:
     with read_session(engine) as session:
         rows = session.execute(
             select(Finding, Transfer)
@@ -140,9 +138,7 @@ def _candidates(
             return []
         ids = [finding.id for finding, _ in rows]
         taken = set(
-            session.execute(
-                select(col(Alert.key)).where(col(Alert.finding_id).in_(ids))
-            ).scalars()
+            session.execute(select(col(Alert.key)).where(col(Alert.finding_id).in_(ids))).scalars()
         )
     wanted = []
     for finding, transfer in rows:
@@ -156,9 +152,16 @@ def _candidates(
             finding.kind, finding.detail, _facts(transfer), step=step, age_seconds=age
         )
         wanted.append(
-            {"key": key, "finding_id": finding.id, "step": step, "title": title, "body": body,
-             "kind": finding.kind, "reference": transfer.reference,
-             "provider_reference": transfer.provider_reference}
+            {
+                "key": key,
+                "finding_id": finding.id,
+                "step": step,
+                "title": title,
+                "body": body,
+                "kind": finding.kind,
+                "reference": transfer.reference,
+                "provider_reference": transfer.provider_reference,
+            }
         )
     return wanted
 
@@ -170,9 +173,15 @@ def _claim(engine: Engine, wanted: list[dict[str, object]], now: dt.datetime) ->
             alert_id = insert_ignore(
                 session,
                 Alert.__table__,  # type: ignore[attr-defined]
-                {"key": item["key"], "finding_id": item["finding_id"], "step": item["step"],
-                 "title": item["title"], "body": item["body"], "status": "sending",
-                 "created_at": now},
+                {
+                    "key": item["key"],
+                    "finding_id": item["finding_id"],
+                    "step": item["step"],
+                    "title": item["title"],
+                    "body": item["body"],
+                    "status": "sending",
+                    "created_at": now,
+                },
                 ["key"],
             )
             if alert_id is not None:
@@ -231,8 +240,13 @@ def send_keyed_alert(
     engine: Engine, sink: AlertSink | None, *, key: str, title: str, body: str, now: dt.datetime
 ) -> bool:
     """Claim `key` and send one alert not tied to a finding; False when already sent."""
-    item: dict[str, object] = {"key": key, "finding_id": None, "step": 0, "title": title,
-                               "body": body}
+    item: dict[str, object] = {
+        "key": key,
+        "finding_id": None,
+        "step": 0,
+        "title": title,
+        "body": body,
+    }
     if not _claim(engine, [item], now):
         return False
     _send_claimed(engine, sink, [item], now)

@@ -1,17 +1,17 @@
 """Errors of the reconcile package (payouts, reconciler passes, alerts).
 
-    ReconcileError
-    ├── PayoutError                    a payout was not made as asked; .kind says how
-    │   ├── PayoutInputError           the request itself is malformed (nothing sent)
-    │   ├── PayoutEnquiryError         name enquiry failed: wrong account/bank (nothing sent)
-    │   ├── DuplicatePayoutError       the reference already names a different payout
-    │   ├── PayoutRejectedError        the provider refused it; no money moved; .cause
-    │   ├── PayoutUnavailableError     the provider could not be asked (nothing sent)
-    │   ├── PayoutAuthError            the provider refused our key
-    │   └── PayoutPendingResolutionError  sent, answer lost: the reconciler will look it up
-    ├── ProviderKeyRefusedError        a reconcile pass stopped: the provider refused the key
-    ├── LeaseHeldError                 another reconciler holds the SQLite runner lease
-    └── AlertURLError                  an alert URL is refused by the outbound policy
+ReconcileError
+├── PayoutError                    a payout was not made as asked; .kind says how
+│   ├── PayoutInputError           the request itself is malformed (nothing sent)
+│   ├── PayoutEnquiryError         name enquiry failed: wrong account/bank (nothing sent)
+│   ├── DuplicatePayoutError       the reference already names a different payout
+│   ├── PayoutRejectedError        the provider refused it; no money moved; .cause
+│   ├── PayoutUnavailableError     the provider could not be asked (nothing sent)
+│   ├── PayoutAuthError            the provider refused our key
+│   └── PayoutPendingResolutionError  sent, answer lost: the reconciler will look it up
+├── ProviderKeyRefusedError        a reconcile pass stopped: the provider refused the key
+├── LeaseHeldError                 another reconciler holds the SQLite runner lease
+└── AlertURLError                  an alert URL is refused by the outbound policy
 """
 
 from __future__ import annotations

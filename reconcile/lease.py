@@ -30,9 +30,7 @@ def new_owner() -> str:
     return f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-def hold_runner_lease(
-    session: Session, *, owner: str, now: dt.datetime, ttl: float
-) -> dt.datetime:
+def hold_runner_lease(session: Session, *, owner: str, now: dt.datetime, ttl: float) -> dt.datetime:
     """Take or renew the runner lease; its new expiry. LeaseHeldError when someone else holds it."""
     until = now + dt.timedelta(seconds=ttl)
     insert_ignore(

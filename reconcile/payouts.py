@@ -103,23 +103,28 @@ def validate(request: PayoutRequest) -> None:
     """Refuse a malformed request before anything is sent (PayoutInputError names the field)."""
     ref = request.reference if isinstance(request.reference, str) else None
     if isinstance(request.amount, bool) or not isinstance(request.amount, int):
-        raise PayoutInputError("amount must be a whole number of kobo", field="amount",
-                               reference=ref)
+        raise PayoutInputError(
+            "amount must be a whole number of kobo", field="amount", reference=ref
+        )
     if not 1 <= request.amount <= MAX_KOBO:
-        raise PayoutInputError("amount must be between 1 and 2^63-1 kobo", field="amount",
-                               reference=ref)
+        raise PayoutInputError(
+            "amount must be between 1 and 2^63-1 kobo", field="amount", reference=ref
+        )
     if not isinstance(request.bank_code, str) or not _BANK.fullmatch(request.bank_code):
-        raise PayoutInputError("bank code must be the code from the bank list",
-                               field="bank_code", reference=ref)
+        raise PayoutInputError(
+            "bank code must be the code from the bank list", field="bank_code", reference=ref
+        )
     if not isinstance(request.account_number, str) or not _ACCOUNT.fullmatch(
         request.account_number
     ):
-        raise PayoutInputError("account number must be exactly 10 digits",
-                               field="account_number", reference=ref)
+        raise PayoutInputError(
+            "account number must be exactly 10 digits", field="account_number", reference=ref
+        )
     if ref is None or not _REFERENCE.fullmatch(ref):
         raise PayoutInputError(
             "reference must be 1-100 letters, digits, '_', '-', '.' or ':'",
-            field="reference", reference=ref,
+            field="reference",
+            reference=ref,
         )
 
 
@@ -345,7 +350,8 @@ def send_payout(
         if isinstance(exc, AuthenticationError):
             raise PayoutAuthError(
                 "the provider refused the secret key (PAYRECON_PROVIDER_SECRET_KEY); "
-                "nothing was paid", reference=request.reference,
+                "nothing was paid",
+                reference=request.reference,
             ) from exc
         wrong_input = isinstance(exc, InvalidBankCodeError | AccountNotFoundError)
         raise PayoutRejectedError(

@@ -300,7 +300,12 @@ def _apply(
                 continue  # our claim expired and a peer took it: its answer wins
             assert transfer.id is not None
             _apply_one(
-                session, transfer, by_id[transfer.id], policy, now, summary,
+                session,
+                transfer,
+                by_id[transfer.id],
+                policy,
+                now,
+                summary,
                 frozenset(open_kinds.get(transfer.id, ())),
             )
 
@@ -308,9 +313,7 @@ def _apply(
 def _release(engine: Engine, targets: Sequence[_Target], *, owner: str) -> None:
     with write_session(engine) as session:
         for row in session.execute(
-            select(Transfer)
-            .where(col(Transfer.id).in_([t.id for t in targets]))
-            .with_for_update()
+            select(Transfer).where(col(Transfer.id).in_([t.id for t in targets])).with_for_update()
         ).scalars():
             if row.lease_owner == owner:
                 row.lease_owner = None

@@ -109,8 +109,12 @@ def run(ctx: click.Context) -> None:
         now = utcnow()
         title, body = job_failed_alert(f"{type(exc).__name__}: {exc}")
         send_keyed_alert(
-            engine, sink, key=f"reconcile-failed:{now.strftime('%Y-%m-%dT%H')}",
-            title=title, body=body, now=now,
+            engine,
+            sink,
+            key=f"reconcile-failed:{now.strftime('%Y-%m-%dT%H')}",
+            title=title,
+            body=body,
+            now=now,
         )
 
     try:

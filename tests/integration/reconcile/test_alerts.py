@@ -25,8 +25,14 @@ T0 = dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.UTC)
 
 
 def _tx(ref: str, amount: int, fee: int = 100, status: str = "successful") -> Transaction:
-    return Transaction(reference=f"TRF_{ref}", merchant_reference=ref, type="transfer",
-                       amount=amount, fee=fee, status=status)  # type: ignore[arg-type]
+    return Transaction(
+        reference=f"TRF_{ref}",
+        merchant_reference=ref,
+        type="transfer",
+        amount=amount,
+        fee=fee,
+        status=status,
+    )  # type: ignore[arg-type]
 
 
 def _register(engine: Engine, *refs: str) -> None:
@@ -44,12 +50,12 @@ def _pass(engine: Engine, client: Any, sink: Any, now: dt.datetime, **settings: 
 def test_each_finding_alerts_once_across_passes(engine: Engine) -> None:
     """Two mismatched transfers give two alerts; later passes and restarts send none."""
     _register(engine, "A1", "A2", "A3")
-    client = FakeLookup({"A1": _tx("A1", 10_100), "A2": _tx("A2", 10_000, fee=900),
-                         "A3": _tx("A3", 10_000)})
+    client = FakeLookup(
+        {"A1": _tx("A1", 10_100), "A2": _tx("A2", 10_000, fee=900), "A3": _tx("A3", 10_000)}
+    )
     inbox = AlertInbox()
     with running_server(inbox.app()) as base:
-        sink = AppriseSink([base.replace("http", "json") + "/hook"], allow_insecure=True,
-                           timeout=5)
+        sink = AppriseSink([base.replace("http", "json") + "/hook"], allow_insecure=True, timeout=5)
         summary = _pass(engine, client, sink, T0 + dt.timedelta(seconds=1))
         for n in range(3):
             now = T0 + dt.timedelta(seconds=10 + n)
@@ -78,8 +84,7 @@ def test_acknowledged_findings_do_not_alert(engine: Engine) -> None:
         finding.opened_at = T0 + dt.timedelta(seconds=5)
     inbox = AlertInbox()
     with running_server(inbox.app()) as base:
-        sink = AppriseSink([base.replace("http", "json") + "/hook"], allow_insecure=True,
-                           timeout=5)
+        sink = AppriseSink([base.replace("http", "json") + "/hook"], allow_insecure=True, timeout=5)
         summary = _pass(engine, client, sink, T0 + dt.timedelta(seconds=20))
     assert summary.alerts_sent == 0
     assert inbox.received == []
@@ -91,8 +96,7 @@ def test_stale_pending_escalates_at_1_4_and_24_times(engine: Engine) -> None:
     client = FakeLookup({"C1": _tx("C1", 10_000, status="pending")})
     inbox = AlertInbox()
     with running_server(inbox.app()) as base:
-        sink = AppriseSink([base.replace("http", "json") + "/hook"], allow_insecure=True,
-                           timeout=5)
+        sink = AppriseSink([base.replace("http", "json") + "/hook"], allow_insecure=True, timeout=5)
         for seconds in (50, 100, 150, 399, 400, 401, 2399, 2400, 2500, 9000):
             _pass(engine, client, sink, T0 + dt.timedelta(seconds=seconds), stale_after=100)
     steps = [item["title"] for item in inbox.received]
@@ -119,12 +123,12 @@ def test_failing_channel_is_recorded_and_never_blocks(engine: Engine) -> None:
 def test_refused_key_stops_the_pass_with_one_alert_per_hour(engine: Engine) -> None:
     """A 401 stops every pass; the key alert is claimed once for the hour."""
     _register(engine, "E1", "E2")
-    client = FakeLookup({r: AuthenticationError("Unauthenticated", status_code=401)
-                         for r in ("E1", "E2")})
+    client = FakeLookup(
+        {r: AuthenticationError("Unauthenticated", status_code=401) for r in ("E1", "E2")}
+    )
     inbox = AlertInbox()
     with running_server(inbox.app()) as base:
-        sink = AppriseSink([base.replace("http", "json") + "/hook"], allow_insecure=True,
-                           timeout=5)
+        sink = AppriseSink([base.replace("http", "json") + "/hook"], allow_insecure=True, timeout=5)
         for minute in (1, 2, 3):
             try:
                 _pass(engine, client, sink, T0 + dt.timedelta(minutes=minute))

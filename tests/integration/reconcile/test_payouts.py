@@ -38,8 +38,16 @@ def _send(database_url: str, sandbox: Sandbox, *args: str) -> Any:
 
 
 def _args(account: dict[str, Any], reference: str, amount: int = 250_000) -> list[str]:
-    return ["--amount", str(amount), "--bank-code", account["bank_code"],
-            "--account-number", account["account_number"], "--reference", reference]
+    return [
+        "--amount",
+        str(amount),
+        "--bank-code",
+        account["bank_code"],
+        "--account-number",
+        account["account_number"],
+        "--reference",
+        reference,
+    ]
 
 
 def _row(engine: Engine, reference: str) -> Any:
@@ -47,8 +55,9 @@ def _row(engine: Engine, reference: str) -> Any:
         return find_transfer(session, reference)
 
 
-def test_send_records_intent_then_accepted(database_url: str, engine: Engine,
-                                           sandbox: Sandbox) -> None:
+def test_send_records_intent_then_accepted(
+    database_url: str, engine: Engine, sandbox: Sandbox
+) -> None:
     """A successful send prints the provider reference and leaves an accepted, due transfer."""
     account = sandbox.accounts()[0]
     result = _send(database_url, sandbox, *_args(account, "OK-1"))
@@ -71,8 +80,9 @@ def test_send_records_intent_then_accepted(database_url: str, engine: Engine,
     ],
     ids=["insufficient-funds", "webhook-not-configured", "whitelist-empty"],
 )
-def test_sandbox_refusals_fail_cleanly(database_url: str, engine: Engine, sandbox: Sandbox,
-                                       setup: dict[str, Any], needle: str) -> None:
+def test_sandbox_refusals_fail_cleanly(
+    database_url: str, engine: Engine, sandbox: Sandbox, setup: dict[str, Any], needle: str
+) -> None:
     """A refusal exits 1 with the cause and leaves a failed, rejected, not-due transfer."""
     if "wallet" in setup:
         sandbox.http.post("/_sandbox/wallet", json={"balance": 0}).raise_for_status()
@@ -89,8 +99,9 @@ def test_sandbox_refusals_fail_cleanly(database_url: str, engine: Engine, sandbo
     assert sandbox.transfers() == []
 
 
-def test_enquiry_failure_writes_nothing(database_url: str, engine: Engine,
-                                        sandbox: Sandbox) -> None:
+def test_enquiry_failure_writes_nothing(
+    database_url: str, engine: Engine, sandbox: Sandbox
+) -> None:
     """The account that fails enquiry exits 2 and leaves no transfer at all."""
     account = sandbox.accounts("enquiry_fails")[0]
     result = _send(database_url, sandbox, *_args(account, "ENQ-1"))
@@ -107,11 +118,17 @@ def test_enquiry_failure_writes_nothing(database_url: str, engine: Engine,
         (["--reference", "bad ref"], "reference"),
     ],
 )
-def test_malformed_input_is_a_usage_error(database_url: str, sandbox: Sandbox,
-                                          args: list[str], needle: str) -> None:
+def test_malformed_input_is_a_usage_error(
+    database_url: str, sandbox: Sandbox, args: list[str], needle: str
+) -> None:
     """Malformed options exit 2 naming what is wrong, before anything is sent."""
-    base = dict(zip(_args(sandbox.accounts()[0], "IN-1")[::2],
-                    _args(sandbox.accounts()[0], "IN-1")[1::2], strict=True))
+    base = dict(
+        zip(
+            _args(sandbox.accounts()[0], "IN-1")[::2],
+            _args(sandbox.accounts()[0], "IN-1")[1::2],
+            strict=True,
+        )
+    )
     base.update(dict(zip(args[::2], args[1::2], strict=True)))
     result = _send(database_url, sandbox, *[x for kv in base.items() for x in kv])
     assert result.exit_code == 2
@@ -134,15 +151,24 @@ def test_same_reference_twice_is_idempotent_and_different_is_duplicate(
     assert len(sandbox.transfers()) == 1
 
 
-def test_provider_duplicate_reference_is_resolved_by_lookup(engine: Engine,
-                                                            sandbox: Sandbox) -> None:
+def test_provider_duplicate_reference_is_resolved_by_lookup(
+    engine: Engine, sandbox: Sandbox
+) -> None:
     """A reference the provider already holds (our lost attempt) is looked up and recorded."""
     account = sandbox.accounts()[0]
     with ProviderClient(sandbox.base_url, sandbox.config.secret_key) as client:
-        client.initiate_transfer(amount=250_000, bank_code=account["bank_code"],
-                                 account_number=account["account_number"], reference="LOST-1")
-        result = send_payout(engine, client, PayoutRequest(
-            250_000, account["bank_code"], account["account_number"], "LOST-1"), now=utcnow())
+        client.initiate_transfer(
+            amount=250_000,
+            bank_code=account["bank_code"],
+            account_number=account["account_number"],
+            reference="LOST-1",
+        )
+        result = send_payout(
+            engine,
+            client,
+            PayoutRequest(250_000, account["bank_code"], account["account_number"], "LOST-1"),
+            now=utcnow(),
+        )
     assert result.initiation == "accepted"
     assert result.provider_reference == sandbox.transfers()[0]["reference"]
     assert len(sandbox.transfers()) == 1
@@ -155,8 +181,9 @@ class FakeClient:
         self.error = error
 
     def account_enquiry(self, account_number: str, bank_code: str) -> AccountEnquiry:
-        return AccountEnquiry(bank_name="Bank", account_name="A N OTHER",
-                              account_number=account_number)
+        return AccountEnquiry(
+            bank_name="Bank", account_name="A N OTHER", account_number=account_number
+        )
 
     def initiate_transfer(self, **_kwargs: Any) -> TransferInitiation:
         raise self.error
@@ -172,16 +199,23 @@ class FakeClient:
         (perr.AccountNotFoundError("Account not found"), "Account not found"),
         (perr.InsufficientFundsError("Insufficient funds"), "Insufficient funds"),
         (perr.WebhookNotConfiguredError("Webhook not configured"), "Webhook not configured"),
-        (perr.IPNotAllowedError("Access denied. Your IP address is not allowed."),
-         "Access denied. Your IP address is not allowed."),
+        (
+            perr.IPNotAllowedError("Access denied. Your IP address is not allowed."),
+            "Access denied. Your IP address is not allowed.",
+        ),
     ],
 )
-def test_every_refusal_cause_is_recorded_failed(engine: Engine, error: Exception,
-                                                cause: str) -> None:
+def test_every_refusal_cause_is_recorded_failed(
+    engine: Engine, error: Exception, cause: str
+) -> None:
     """Each definite refusal raises PayoutRejectedError and records failed, not pending."""
     with pytest.raises(PayoutRejectedError) as caught:
-        send_payout(engine, FakeClient(error),
-                    PayoutRequest(1_000, "058", "0123456789", "F-1"), now=utcnow())
+        send_payout(
+            engine,
+            FakeClient(error),
+            PayoutRequest(1_000, "058", "0123456789", "F-1"),
+            now=utcnow(),
+        )
     assert caught.value.cause == cause
     row = _row(engine, "F-1")
     assert (row.status, row.initiation, row.failure_reason) == ("failed", "rejected", cause)
@@ -196,12 +230,15 @@ def test_every_refusal_cause_is_recorded_failed(engine: Engine, error: Exception
         perr.UnexpectedResponseError("garbage", body="<html>"),
     ],
 )
-def test_lost_answer_leaves_the_intent_for_the_reconciler(engine: Engine,
-                                                          error: Exception) -> None:
+def test_lost_answer_leaves_the_intent_for_the_reconciler(engine: Engine, error: Exception) -> None:
     """A timeout, 5xx or odd answer keeps the intent pending and due after the grace."""
     with pytest.raises(PayoutPendingResolutionError) as caught:
-        send_payout(engine, FakeClient(error),
-                    PayoutRequest(1_000, "058", "0123456789", "L-1"), now=utcnow())
+        send_payout(
+            engine,
+            FakeClient(error),
+            PayoutRequest(1_000, "058", "0123456789", "L-1"),
+            now=utcnow(),
+        )
     assert caught.value.kind is PayoutErrorKind.PENDING
     assert caught.value.http_status == 202
     row = _row(engine, "L-1")

@@ -40,33 +40,54 @@ def _env(database_url: str, sandbox: Sandbox | None, **extra: str) -> dict[str, 
 
 
 def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "payrecon", "reconcile", *args], env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "payrecon", "reconcile", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def _seed(engine: Engine, sandbox: Sandbox, count: int, *, wrong_amount: int = 0) -> None:
     account = sandbox.accounts()[0]
-    with ProviderClient(sandbox.base_url, sandbox.config.secret_key) as client, \
-            write_session(engine) as session:
+    with (
+        ProviderClient(sandbox.base_url, sandbox.config.secret_key) as client,
+        write_session(engine) as session,
+    ):
         for i in range(count):
-            answer = client.initiate_transfer(amount=50_000 + i, bank_code=account["bank_code"],
-                                              account_number=account["account_number"],
-                                              reference=f"S{i}")
+            answer = client.initiate_transfer(
+                amount=50_000 + i,
+                bank_code=account["bank_code"],
+                account_number=account["account_number"],
+                reference=f"S{i}",
+            )
             amount = answer.amount + (1 if i < wrong_amount else 0)
-            register_expected(session, ExpectedTransfer(f"S{i}", amount, answer.fee,
-                                                        answer.reference), now=utcnow())
+            register_expected(
+                session,
+                ExpectedTransfer(f"S{i}", amount, answer.fee, answer.reference),
+                now=utcnow(),
+            )
 
 
-def test_once_json_prints_one_object_and_exits_0(database_url: str, engine: Engine,
-                                                 sandbox: Sandbox) -> None:
+def test_once_json_prints_one_object_and_exits_0(
+    database_url: str, engine: Engine, sandbox: Sandbox
+) -> None:
     """`once --json` prints one JSON object with the stable keys."""
     _seed(engine, sandbox, 5)
     time.sleep(0.3)
     done = _run(_env(database_url, sandbox), "once", "--json")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
-    for key in ("checked", "confirmed", "pending", "findings_raised", "findings_resolved",
-                "provider_errors"):
+    for key in (
+        "checked",
+        "confirmed",
+        "pending",
+        "findings_raised",
+        "findings_resolved",
+        "provider_errors",
+    ):
         assert key in summary
     assert summary["checked"] == 5
     assert summary["confirmed"] == 5
@@ -83,8 +104,9 @@ def test_fail_on_findings_exits_3(database_url: str, engine: Engine, sandbox: Sa
     assert second.returncode == 0, second.stderr
 
 
-def test_refused_key_exits_1_with_one_line_and_one_alert(database_url: str, engine: Engine,
-                                                        sandbox: Sandbox) -> None:
+def test_refused_key_exits_1_with_one_line_and_one_alert(
+    database_url: str, engine: Engine, sandbox: Sandbox
+) -> None:
     """A wrong key: exit 1, one line naming the key, one alert however many passes."""
     _seed(engine, sandbox, 2)
     env = _env(database_url, sandbox, PAYRECON_PROVIDER_SECRET_KEY="sk_test_wrongwrongwrong")
@@ -105,16 +127,16 @@ def test_refused_key_exits_1_with_one_line_and_one_alert(database_url: str, engi
         ({"PAYRECON_CHECK_BACKOFF": "-1"}, "PAYRECON_CHECK_BACKOFF"),
     ],
 )
-def test_configuration_errors_exit_2(database_url: str, sandbox: Sandbox,
-                                     extra: dict[str, str], needle: str) -> None:
+def test_configuration_errors_exit_2(
+    database_url: str, sandbox: Sandbox, extra: dict[str, str], needle: str
+) -> None:
     """Missing or refused settings exit 2 with one line naming the variable."""
     done = _run(_env(database_url, sandbox, **extra), "once")
     assert done.returncode == 2
     assert needle in done.stderr
 
 
-def test_unreachable_provider_exits_1(database_url: str, engine: Engine,
-                                      sandbox: Sandbox) -> None:
+def test_unreachable_provider_exits_1(database_url: str, engine: Engine, sandbox: Sandbox) -> None:
     """When every lookup fails transiently the pass exits 1."""
     _seed(engine, sandbox, 2)
     env = _env(database_url, sandbox, PAYRECON_PROVIDER_BASE_URL="http://127.0.0.1:9")
@@ -132,21 +154,28 @@ def test_second_sqlite_runner_exits_with_a_clear_message(tmp_path: Any, sandbox:
     upgrade(url)
     engine = create_db_engine(url)
     with write_session(engine) as session:
-        session.add(Lease(name="reconciler", owner="other-host:1:abc",
-                          expires_at=utcnow().replace(year=2099)))
+        session.add(
+            Lease(
+                name="reconciler", owner="other-host:1:abc", expires_at=utcnow().replace(year=2099)
+            )
+        )
     engine.dispose()
     done = _run(_env(url, sandbox), "once")
     assert done.returncode == 1
     assert "another reconciler (other-host:1:abc) holds the ledger lease" in done.stderr
 
 
-def test_run_stops_cleanly_on_sigterm(database_url: str, engine: Engine,
-                                      sandbox: Sandbox) -> None:
+def test_run_stops_cleanly_on_sigterm(database_url: str, engine: Engine, sandbox: Sandbox) -> None:
     """`reconcile run` keeps passing until SIGTERM, then exits 0 and gives its lease back."""
     _seed(engine, sandbox, 3)
     env = _env(database_url, sandbox, PAYRECON_POLL_INTERVAL="1")
-    process = subprocess.Popen([sys.executable, "-m", "payrecon", "reconcile", "run"], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "payrecon", "reconcile", "run"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:

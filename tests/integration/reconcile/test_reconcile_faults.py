@@ -97,23 +97,38 @@ def test_every_transfer_ends_confirmed_or_flagged_with_exactly_the_injected_find
                 continue
             if len(forged) < 3 and t["status"] == "successful" and not faults:
                 forged.add(ref)  # a forged contradicting webhook: must become status_conflict
-                apply_webhook(engine, ref, status="failed", amount=None, fee=None,
-                              failure_reason="forged", now=start)
+                apply_webhook(
+                    engine,
+                    ref,
+                    status="failed",
+                    amount=None,
+                    fee=None,
+                    failure_reason="forged",
+                    now=start,
+                )
                 continue
-            apply_webhook(engine, ref, status=str(t["status"]), amount=t["webhook_amount"],  # type: ignore[arg-type]
-                          fee=t["webhook_fee"], failure_reason=t["failure_reason"],  # type: ignore[arg-type]
-                          now=start)
+            apply_webhook(
+                engine,
+                ref,
+                status=str(t["status"]),
+                amount=t["webhook_amount"],  # type: ignore[arg-type]
+                fee=t["webhook_fee"],
+                failure_reason=t["failure_reason"],  # type: ignore[arg-type]
+                now=start,
+            )
         with write_session(engine) as session:
             for i in range(3):  # registered elsewhere, never heard of by the provider
                 register_expected(session, ExpectedTransfer(f"GHOST{i}", 5_000, 100), now=start)
         sandbox.faults(**FAULTS, **LOOKUP_FAULTS)
-        settings = settings_for(database_url, sandbox, check_backoff=30, check_backoff_max=120,
-                                provider_timeout=0.5)
+        settings = settings_for(
+            database_url, sandbox, check_backoff=30, check_backoff_max=120, provider_timeout=0.5
+        )
         summaries: list[PassSummary] = []
 
         async def passes() -> None:
-            async with AsyncProviderClient(sandbox.base_url, sandbox.config.secret_key,
-                                           timeout=0.5, max_retries=0) as client:
+            async with AsyncProviderClient(
+                sandbox.base_url, sandbox.config.secret_key, timeout=0.5, max_retries=0
+            ) as client:
                 for n in range(40):
                     now = start + dt.timedelta(seconds=61 + 130 * n)
                     summaries.append(await run_pass(engine, client, settings, now=now))

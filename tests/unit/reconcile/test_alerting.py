@@ -35,10 +35,12 @@ def test_detail_kobo_becomes_naira() -> None:
 
 def test_alert_names_both_references_amounts_and_advice() -> None:
     """The alert says what happened, which transfer, the figures in naira and what to do."""
-    facts = TransferFacts("R-1", "TRF_9", "successful", True, 100_000, 1_000, 100_100, 1_000,
-                          None, None)
-    title, body = finding_alert("amount_mismatch", "expected 100000 kobo; provider amount "
-                                "100100 kobo", facts)
+    facts = TransferFacts(
+        "R-1", "TRF_9", "successful", True, 100_000, 1_000, 100_100, 1_000, None, None
+    )
+    title, body = finding_alert(
+        "amount_mismatch", "expected 100000 kobo; provider amount 100100 kobo", facts
+    )
     assert "R-1" in title
     assert "TRF_9" in body
     assert "₦1,001.00" in body

@@ -54,18 +54,60 @@ CASES = [
     ("provider pending", {}, found(P), P, False, set()),
     ("amount differs", {}, found(amount=100_100), S, True, {K.AMOUNT_MISMATCH}),
     ("fee drift", {}, found(fee=1_500), S, True, {K.FEE_MISMATCH}),
-    ("webhook amount tampered", {"webhook_status": S, "webhook_amount": 100_100,
-     "webhook_fee": 1_000}, found(), S, True, {K.AMOUNT_MISMATCH}),
-    ("webhook fee tampered", {"webhook_status": S, "webhook_amount": 100_000,
-     "webhook_fee": 1_050}, found(), S, True, {K.FEE_MISMATCH}),
-    ("webhook success, provider failed", {"webhook_status": S, "status": S}, found(F), F, True,
-     {K.STATUS_CONFLICT}),
-    ("webhook failed, provider success", {"webhook_status": F, "status": F}, found(S), S, True,
-     {K.STATUS_CONFLICT}),
-    ("webhook success, provider pending", {"webhook_status": S, "status": S}, found(P), S, False,
-     set()),
-    ("orphan has no amount check", {"amount": None, "fee": None, "webhook_status": S,
-     "webhook_amount": 5, "webhook_fee": 1_000}, found(amount=7), S, True, set()),
+    (
+        "webhook amount tampered",
+        {"webhook_status": S, "webhook_amount": 100_100, "webhook_fee": 1_000},
+        found(),
+        S,
+        True,
+        {K.AMOUNT_MISMATCH},
+    ),
+    (
+        "webhook fee tampered",
+        {"webhook_status": S, "webhook_amount": 100_000, "webhook_fee": 1_050},
+        found(),
+        S,
+        True,
+        {K.FEE_MISMATCH},
+    ),
+    (
+        "webhook success, provider failed",
+        {"webhook_status": S, "status": S},
+        found(F),
+        F,
+        True,
+        {K.STATUS_CONFLICT},
+    ),
+    (
+        "webhook failed, provider success",
+        {"webhook_status": F, "status": F},
+        found(S),
+        S,
+        True,
+        {K.STATUS_CONFLICT},
+    ),
+    (
+        "webhook success, provider pending",
+        {"webhook_status": S, "status": S},
+        found(P),
+        S,
+        False,
+        set(),
+    ),
+    (
+        "orphan has no amount check",
+        {
+            "amount": None,
+            "fee": None,
+            "webhook_status": S,
+            "webhook_amount": 5,
+            "webhook_fee": 1_000,
+        },
+        found(amount=7),
+        S,
+        True,
+        set(),
+    ),
     ("first not found", {}, NotFound(), P, False, set()),
     ("third not found", {"not_found_count": 2}, NotFound(), P, False, {K.UNKNOWN_TO_PROVIDER}),
     ("uninterpretable", {}, Uninterpretable("garbage"), P, False, {K.UNVERIFIABLE}),
@@ -140,8 +182,9 @@ def test_stale_pending_after_stale_after_and_resolved_when_final() -> None:
 
 def test_lost_intent_found_becomes_accepted() -> None:
     """An intent whose answer was lost is accepted once the lookup finds it."""
-    verdict = evaluate(view(initiation=Initiation.INTENT, provider_reference=None, fee=None),
-                       found(), POLICY, NOW)
+    verdict = evaluate(
+        view(initiation=Initiation.INTENT, provider_reference=None, fee=None), found(), POLICY, NOW
+    )
     assert verdict.initiation is Initiation.ACCEPTED
     assert verdict.provider_reference == "TRF_1"
 
@@ -192,8 +235,14 @@ def test_findings_hold_exactly_when_their_condition_holds(
 ) -> None:
     """For any evidence, each finding kind is open iff its PRODUCT.md condition holds."""
     status, p_amount, p_fee = provider
-    v = view(amount=amount, fee=fee, webhook_status=webhook_status, webhook_amount=webhook_amount,
-             webhook_fee=webhook_fee, not_found_count=not_found_count)
+    v = view(
+        amount=amount,
+        fee=fee,
+        webhook_status=webhook_status,
+        webhook_amount=webhook_amount,
+        webhook_fee=webhook_fee,
+        not_found_count=not_found_count,
+    )
     verdict = evaluate(v, found(status, p_amount, p_fee), POLICY, NOW)
     amount_bad = amount is not None and (
         p_amount != amount or (webhook_amount is not None and webhook_amount != amount)
@@ -211,7 +260,8 @@ def test_findings_hold_exactly_when_their_condition_holds(
 @given(count=st.integers(0, 20), limit=st.integers(1, 10))
 def test_unknown_to_provider_after_exactly_limit_not_found(count: int, limit: int) -> None:
     """unknown_to_provider opens on the limit-th consecutive not-found answer, not before."""
-    verdict = evaluate(view(not_found_count=count), NotFound(), replace(POLICY,
-                       not_found_limit=limit), NOW)
+    verdict = evaluate(
+        view(not_found_count=count), NotFound(), replace(POLICY, not_found_limit=limit), NOW
+    )
     assert verdict.not_found_count == count + 1
     assert (K.UNKNOWN_TO_PROVIDER in verdict.open) == (count + 1 >= limit)
