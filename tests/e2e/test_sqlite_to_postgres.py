@@ -1,0 +1,92 @@
+"""The SQLite → PostgreSQL copy script printed in docs/operations.md, run as a user runs it."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+from pathlib import Path
+
+from sqlalchemy import func, select
+
+from ledger.db import create_db_engine
+from ledger.models import SQLModel
+from tests.support.processes import PAYRECON, payrecon_env
+
+ROOT = Path(__file__).resolve().parents[2]
+GUIDE = ROOT / "docs" / "operations.md"
+
+
+def _script() -> str:
+    """The Python block that follows 'save it as `sqlite_to_postgres.py`' in the guide."""
+    text = GUIDE.read_text()
+    after = text[text.index("save it as\n   `sqlite_to_postgres.py`") :]
+    block = re.search(r"```python\n(.*?)\n   ```", after, re.S)
+    assert block is not None
+    return "\n".join(line.removeprefix("   ") for line in block.group(1).splitlines())
+
+
+def _counts(url: str) -> dict[str, int]:
+    engine = create_db_engine(url)
+    try:
+        with engine.connect() as connection:
+            return {
+                name: connection.execute(select(func.count()).select_from(table)).scalar_one()
+                for name, table in SQLModel.metadata.tables.items()
+            }
+    finally:
+        engine.dispose()
+
+
+def test_the_script_names_every_table_of_the_ledger() -> None:
+    """A table added to the ledger and missing from the script's list would be left behind."""
+    tree = ast.parse(_script())
+    listed = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "TABLES" for t in node.targets)
+    )
+    assert set(listed) == set(SQLModel.metadata.tables)
+
+
+def test_a_demo_ledger_moves_to_postgresql_whole(postgres_url: str, tmp_path: Path) -> None:
+    """Every row of a demo ledger arrives, and the next row written on PostgreSQL gets a new id."""
+    demo = subprocess.run(
+        [*PAYRECON, "demo", "--transfers", "20", "--directory", str(tmp_path / "demo")],
+        env=payrecon_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert demo.returncode == 0, demo.stderr
+    sqlite_url = f"sqlite:///{tmp_path / 'demo' / 'ledger.db'}"
+    script = tmp_path / "sqlite_to_postgres.py"
+    script.write_text(_script())
+    copied = subprocess.run(
+        [PAYRECON[0], str(script), sqlite_url, postgres_url],
+        env={**payrecon_env(), "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    again = subprocess.run(
+        [PAYRECON[0], str(script), sqlite_url, postgres_url],
+        env={**payrecon_env(), "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    after = subprocess.run(
+        [*PAYRECON, "transfer", "expect", "--reference", "AFTER-MOVE", "--amount", "100"],
+        env=payrecon_env(database_url=postgres_url),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    source, target = _counts(sqlite_url), _counts(postgres_url)
+    assert copied.returncode == 0, copied.stderr
+    assert source["transfer"] == 20 and source["delivery"] > 0 and source["finding"] > 0
+    assert {**source, "transfer": source["transfer"] + 1} == target
+    assert again.returncode != 0 and "not empty" in again.stderr
+    assert after.returncode == 0, after.stderr
