@@ -38,6 +38,11 @@ def _counts(url: str) -> dict[str, int]:
         engine.dispose()
 
 
+def _run(command: list[str], **settings: str) -> subprocess.CompletedProcess[str]:
+    env = {**payrecon_env(**settings), "PYTHONPATH": str(ROOT)}
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
 def test_the_script_names_every_table_of_the_ledger() -> None:
     """A table added to the ledger and missing from the script's list would be left behind."""
     tree = ast.parse(_script())
@@ -52,37 +57,16 @@ def test_the_script_names_every_table_of_the_ledger() -> None:
 
 def test_a_demo_ledger_moves_to_postgresql_whole(postgres_url: str, tmp_path: Path) -> None:
     """Every row of a demo ledger arrives, and the next row written on PostgreSQL gets a new id."""
-    demo = subprocess.run(
-        [*PAYRECON, "demo", "--transfers", "20", "--directory", str(tmp_path / "demo")],
-        env=payrecon_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    demo = _run([*PAYRECON, "demo", "--transfers", "20", "--directory", str(tmp_path / "demo")])
     assert demo.returncode == 0, demo.stderr
     sqlite_url = f"sqlite:///{tmp_path / 'demo' / 'ledger.db'}"
     script = tmp_path / "sqlite_to_postgres.py"
     script.write_text(_script())
-    copied = subprocess.run(
-        [PAYRECON[0], str(script), sqlite_url, postgres_url],
-        env={**payrecon_env(), "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    again = subprocess.run(
-        [PAYRECON[0], str(script), sqlite_url, postgres_url],
-        env={**payrecon_env(), "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    after = subprocess.run(
+    copy = [PAYRECON[0], str(script), sqlite_url, postgres_url]
+    copied, again = _run(copy), _run(copy)
+    after = _run(
         [*PAYRECON, "transfer", "expect", "--reference", "AFTER-MOVE", "--amount", "100"],
-        env=payrecon_env(database_url=postgres_url),
-        capture_output=True,
-        text=True,
-        timeout=60,
+        database_url=postgres_url,
     )
     source, target = _counts(sqlite_url), _counts(postgres_url)
     assert copied.returncode == 0, copied.stderr
