@@ -9,7 +9,7 @@ from sqlmodel import Session
 
 from ledger.errors import NoteError
 from ledger.models import Finding
-from ledger.types import FindingKind
+from ledger.types import FindingKind, takes_text
 from ledger.upsert import insert_ignore
 
 
@@ -79,7 +79,7 @@ def check_note(note: str) -> str:
         raise NoteError("a note is required to acknowledge a finding")
     if len(note) > MAX_NOTE_CHARS:
         raise NoteError(f"the note is limited to {MAX_NOTE_CHARS} characters")
-    if "\x00" in note or any("\ud800" <= char <= "\udfff" for char in note):
+    if not takes_text(note):
         raise NoteError("the note holds a NUL or a character that is not valid Unicode")
     return note
 

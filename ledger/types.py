@@ -13,6 +13,26 @@ from sqlalchemy.types import TypeDecorator
 BigIntKey = BigInteger().with_variant(Integer(), "sqlite")
 
 
+def _is_surrogate(char: str) -> bool:
+    return "\ud800" <= char <= "\udfff"
+
+
+def takes_text(value: str) -> bool:
+    """True when every column of the ledger can hold `value` on both databases: no NUL
+    (PostgreSQL's text refuses it) and no unpaired surrogate (no encoding takes one)."""
+    if value.isascii():
+        return "\x00" not in value
+    return "\x00" not in value and not any(_is_surrogate(char) for char in value)
+
+
+def storable_text(value: str) -> str:
+    """`value` made something the ledger can hold: NUL dropped, an unpaired surrogate shown as
+    U+FFFD; unchanged when it already was."""
+    if takes_text(value):
+        return value
+    return "".join("\ufffd" if _is_surrogate(char) else char for char in value if char != "\x00")
+
+
 def utcnow() -> dt.datetime:
     """The current time, timezone-aware UTC."""
     return dt.datetime.now(dt.UTC)

@@ -37,7 +37,8 @@ def _identifier(value: str) -> str:
 def storable_text(value: str) -> str:
     """Descriptive text of an answer, kept whatever it holds but made storable: NUL (which
     PostgreSQL's text refuses) dropped, an unpaired surrogate (which no encoding takes) shown
-    as U+FFFD."""
+    as U+FFFD. The rule of `ledger.types.storable_text`, restated: the client library depends
+    on nothing else of payrecon's."""
     if value.isascii() and "\x00" not in value:
         return value
     return "".join("\ufffd" if _is_surrogate(char) else char for char in value if char != "\x00")

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.types import EventType, TransferStatus
+from ledger.types import EventType, TransferStatus, storable_text
 from receiver.errors import BodyNotJSONError, InvalidEventError
 
 MAX_KOBO = 2**63 - 1
@@ -99,11 +99,7 @@ def _descriptive_text(value: Any, field: str, *, limit: int) -> str | None:
         raise InvalidEventError(f"{field} must be a string", field)
     if len(value) > limit:
         raise InvalidEventError(f"{field} is longer than {limit} characters", field)
-    if storable(value):
-        return value
-    return "".join(
-        "\ufffd" if "\ud800" <= char <= "\udfff" else char for char in value if char != "\x00"
-    )
+    return storable_text(value)
 
 
 def _clean_text(value: Any, field: str, *, limit: int, required: bool) -> str | None:

@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.payouts import send_options
 from tests.support.processes import PAYRECON, payrecon_env, start_serve, stop
 from tests.support.servers import free_port, wait_for_port
 from tests.support.webhooks import encode, success_body
@@ -258,20 +259,7 @@ def _pay_through_sandbox(env: dict[str, str], sandbox: str, client: httpx.Client
     accounts = httpx.get(f"{sandbox}/_sandbox/accounts", timeout=15).json()["accounts"]
     account = next(a for a in accounts if a["behaviour"] == "succeeds")
     reference = "TOPO-PAYOUT-1"
-    sent = _payrecon(
-        env,
-        "transfer",
-        "send",
-        "--amount",
-        "150000",
-        "--bank-code",
-        account["bank_code"],
-        "--account-number",
-        account["account_number"],
-        "--reference",
-        reference,
-        cwd=cwd,
-    )
+    sent = _payrecon(env, "transfer", "send", *send_options(account, reference, 150_000), cwd=cwd)
     assert sent.returncode == 0, sent.stdout + sent.stderr
     admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 

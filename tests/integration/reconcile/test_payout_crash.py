@@ -22,6 +22,7 @@ from tests.integration.reconcile.helpers import (
     running_sandbox,
     settings_for,
 )
+from tests.support.payouts import send_options
 
 
 def _send_killed(database_url: str, sandbox: Sandbox, failpoint: str, reference: str) -> int:
@@ -33,18 +34,15 @@ def _send_killed(database_url: str, sandbox: Sandbox, failpoint: str, reference:
         "PAYRECON_PROVIDER_SECRET_KEY": sandbox.config.secret_key,
         "PAYRECON_FAILPOINT": failpoint,
     }
-    args = [
-        "--amount",
-        "300000",
-        "--bank-code",
-        account["bank_code"],
-        "--account-number",
-        account["account_number"],
-        "--reference",
-        reference,
-    ]
     done = subprocess.run(
-        [sys.executable, "-m", "payrecon", "transfer", "send", *args],
+        [
+            sys.executable,
+            "-m",
+            "payrecon",
+            "transfer",
+            "send",
+            *send_options(account, reference, 300_000),
+        ],
         env=env,
         capture_output=True,
         timeout=60,

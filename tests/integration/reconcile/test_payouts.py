@@ -19,6 +19,7 @@ from provider.models import AccountEnquiry, Transaction, TransferInitiation
 from reconcile.errors import PayoutErrorKind, PayoutPendingResolutionError, PayoutRejectedError
 from reconcile.payouts import PayoutRequest, send_payout
 from tests.integration.reconcile.helpers import Sandbox, running_sandbox
+from tests.support.payouts import send_options
 
 
 @pytest.fixture
@@ -37,19 +38,6 @@ def _send(database_url: str, sandbox: Sandbox, *args: str) -> Any:
     return CliRunner().invoke(cli, ["transfer", "send", *args], env=env)
 
 
-def _args(account: dict[str, Any], reference: str, amount: int = 250_000) -> list[str]:
-    return [
-        "--amount",
-        str(amount),
-        "--bank-code",
-        account["bank_code"],
-        "--account-number",
-        account["account_number"],
-        "--reference",
-        reference,
-    ]
-
-
 def _row(engine: Engine, reference: str) -> Any:
     with read_session(engine) as session:
         return find_transfer(session, reference)
@@ -60,7 +48,7 @@ def test_send_records_intent_then_accepted(
 ) -> None:
     """A successful send prints the provider reference and leaves an accepted, due transfer."""
     account = sandbox.accounts()[0]
-    result = _send(database_url, sandbox, *_args(account, "OK-1"))
+    result = _send(database_url, sandbox, *send_options(account, "OK-1"))
     assert result.exit_code == 0, result.output
     assert "₦2,500.00" in result.output
     row = _row(engine, "OK-1")
@@ -90,7 +78,7 @@ def test_sandbox_refusals_fail_cleanly(
         sandbox.http.post("/_sandbox/webhook-url", json={"url": None}).raise_for_status()
     if "whitelist" in setup:
         sandbox.http.post("/_sandbox/whitelist", json={"enabled": True}).raise_for_status()
-    result = _send(database_url, sandbox, *_args(sandbox.accounts()[0], "NO-1"))
+    result = _send(database_url, sandbox, *send_options(sandbox.accounts()[0], "NO-1"))
     assert result.exit_code == 1
     assert needle in result.output
     assert "nothing was paid" in result.output
@@ -104,7 +92,7 @@ def test_enquiry_failure_writes_nothing(
 ) -> None:
     """The account that fails enquiry exits 2 and leaves no transfer at all."""
     account = sandbox.accounts("enquiry_fails")[0]
-    result = _send(database_url, sandbox, *_args(account, "ENQ-1"))
+    result = _send(database_url, sandbox, *send_options(account, "ENQ-1"))
     assert result.exit_code == 2
     assert "account name enquiry failed" in result.output
     assert _row(engine, "ENQ-1") is None
@@ -124,8 +112,8 @@ def test_malformed_input_is_a_usage_error(
     """Malformed options exit 2 naming what is wrong, before anything is sent."""
     base = dict(
         zip(
-            _args(sandbox.accounts()[0], "IN-1")[::2],
-            _args(sandbox.accounts()[0], "IN-1")[1::2],
+            send_options(sandbox.accounts()[0], "IN-1")[::2],
+            send_options(sandbox.accounts()[0], "IN-1")[1::2],
             strict=True,
         )
     )
@@ -141,11 +129,11 @@ def test_same_reference_twice_is_idempotent_and_different_is_duplicate(
 ) -> None:
     """Re-sending the same payout sends nothing; reusing its reference otherwise exits 2."""
     account = sandbox.accounts()[0]
-    assert _send(database_url, sandbox, *_args(account, "DUP-1")).exit_code == 0
-    again = _send(database_url, sandbox, *_args(account, "DUP-1"))
+    assert _send(database_url, sandbox, *send_options(account, "DUP-1")).exit_code == 0
+    again = _send(database_url, sandbox, *send_options(account, "DUP-1"))
     assert again.exit_code == 0
     assert "already recorded" in again.output
-    other = _send(database_url, sandbox, *_args(account, "DUP-1", amount=999))
+    other = _send(database_url, sandbox, *send_options(account, "DUP-1", amount=999))
     assert other.exit_code == 2
     assert "already used" in other.output
     assert len(sandbox.transfers()) == 1
