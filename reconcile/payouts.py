@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -83,6 +84,19 @@ class PayoutRequest:
     bank_code: str
     account_number: str
     reference: str
+
+
+@dataclass(frozen=True)
+class Recipient:
+    """Who a payout would reach, as the bank named them in the name enquiry."""
+
+    account_name: str
+    bank_name: str
+
+
+# Called after the name enquiry, before anything is written or sent: whatever it raises
+# stops the payout with nothing recorded (the CLI asks a person here).
+Confirm = Callable[[PayoutRequest, Recipient], None]
 
 
 @dataclass(frozen=True)
@@ -169,7 +183,7 @@ def _existing(engine: Engine, request: PayoutRequest) -> PayoutResult | None:
         return _result(transfer, created=False)
 
 
-def _enquire(client: PayoutClient, request: PayoutRequest) -> str:
+def _enquire(client: PayoutClient, request: PayoutRequest) -> Recipient:
     try:
         answer = client.account_enquiry(request.account_number, request.bank_code)
     except EnquiryFailedError as exc:
@@ -188,7 +202,7 @@ def _enquire(client: PayoutClient, request: PayoutRequest) -> str:
             f"account name enquiry could not be made ({exc.message}); nothing was sent",
             reference=request.reference,
         ) from exc
-    return str(answer.account_name)
+    return Recipient(str(answer.account_name), str(answer.bank_name))
 
 
 def _write_intent(
@@ -308,8 +322,9 @@ def send_payout(
     *,
     now: dt.datetime,
     grace: float = INTENT_GRACE_SECONDS,
+    confirm: Confirm | None = None,
 ) -> PayoutResult:
-    """Pay out once: validate, enquire, commit the intent, initiate, record the answer.
+    """Pay out once: validate, enquire, (confirm,) commit the intent, initiate, record the answer.
 
     Raises a PayoutError subclass (reconcile.errors) whose `.kind`/`.http_status` say how
     it failed. A reference already in the ledger for the same payout returns it unchanged
@@ -319,8 +334,10 @@ def send_payout(
     existing = _existing(engine, request)
     if existing is not None:
         return existing
-    account_name = _enquire(client, request)
-    if not _write_intent(engine, request, account_name, now, grace):
+    recipient = _enquire(client, request)
+    if confirm is not None:
+        confirm(request, recipient)
+    if not _write_intent(engine, request, recipient.account_name, now, grace):
         # A concurrent `send` with the same reference won the insert.
         existing = _existing(engine, request)
         assert existing is not None

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
+from typing import Any
 
 import click
 from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 from sqlalchemy.exc import DBAPIError, OperationalError
 
@@ -19,7 +20,9 @@ from ledger.types import FindingKind, utcnow
 from payrecon.context import EXIT_USAGE, app_context, fail
 from reconcile.reports.findings import list_findings
 
-PIPE_WIDTH = 160
+PLAIN_HEADER = ("id", "kind", "reference", "detail", "opened_at", "state")
+UNBOUNDED = 1_000_000  # measure the table's real minimum width, not one capped at the screen
+_FLAT = str.maketrans("\t\r\n", "   ")
 
 
 @click.group()
@@ -46,26 +49,64 @@ def findings_list(ctx: click.Context, open_only: bool, kind: str | None, as_json
     if not items:
         click.echo("no findings")
         return
+    console = Console()
+    if console.is_terminal:
+        _print_for_terminal(console, items)
+    else:
+        # Piped into a file or another program: one tab-separated line per finding, nothing
+        # cut and no box drawing, so `cut -f3` gives the references.
+        click.echo("\n".join("\t".join(map(_cell, row)) for row in _rows(items, header=True)))
+
+
+def _state(item: dict[str, Any]) -> str:
+    if item["resolved_at"]:
+        return f"resolved {item['resolved_at']}"
+    if item["acknowledged_at"]:
+        return f"acknowledged: {item['ack_note']}"
+    return "open"
+
+
+def _rows(items: list[dict[str, Any]], *, header: bool = False) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = [PLAIN_HEADER] if header else []
+    rows.extend(
+        (str(i["id"]), i["kind"], i["reference"], i["detail"], i["opened_at"], _state(i))
+        for i in items
+    )
+    return rows
+
+
+def _cell(text: str) -> str:
+    # A tab or a line break inside a value would shift every column after it.
+    return text.translate(_FLAT)
+
+
+def _print_for_terminal(console: Console, items: list[dict[str, Any]]) -> None:
+    # Ops copy references: they are never cut or wrapped. Detail and state wrap instead, and
+    # on a terminal too narrow for that each finding gets a block of its own.
     table = Table(box=box.SIMPLE_HEAVY)
-    for name in ("Id", "Kind", "Reference", "Detail", "Opened (UTC)", "State"):
-        table.add_column(name, justify="right" if name == "Id" else "left")
-    for item in items:
-        if item["resolved_at"]:
-            state = f"resolved {item['resolved_at']}"
-        elif item["acknowledged_at"]:
-            state = f"acknowledged: {item['ack_note']}"
-        else:
-            state = "open"
-        table.add_row(
-            str(item["id"]),
-            item["kind"],
-            escape(item["reference"]),
-            escape(item["detail"]),
-            item["opened_at"],
-            escape(state),
-        )
-    # Piped into a file or another program, keep whole lines rather than a wrapped 80 columns.
-    Console(width=None if sys.stdout.isatty() else PIPE_WIDTH).print(table)
+    table.add_column("Id", justify="right", no_wrap=True)
+    table.add_column("Kind", no_wrap=True)
+    table.add_column("Reference", no_wrap=True)
+    table.add_column("Detail", min_width=24, overflow="fold")
+    table.add_column("Opened (UTC)", min_width=10, overflow="fold")
+    table.add_column("State", min_width=14, overflow="fold")
+    for id_, kind, reference, detail, opened, state in _rows(items):
+        # "2025-03-01 08:00": a date and a time can wrap where one ISO string cannot.
+        when = opened[:16].replace("T", " ")
+        table.add_row(*map(escape, (id_, kind, reference, detail, when, state)))
+    unbounded = console.options.update_width(UNBOUNDED)
+    if Measurement.get(console, unbounded, table).minimum <= console.width:
+        console.print(table)
+        return
+    for number, (id_, kind, reference, detail, opened, state) in enumerate(_rows(items)):
+        lines = [
+            f"[bold]finding {escape(id_)}[/bold]  {escape(kind)}  {escape(state)}",
+            f"  reference: {escape(reference)}",
+            f"  opened:    {escape(opened)}",
+            f"  detail:    {escape(detail)}",
+        ]
+        # soft_wrap: a long reference is wrapped by the terminal, not broken with a newline.
+        console.print(("\n" if number else "") + "\n".join(lines), soft_wrap=True, highlight=False)
 
 
 @findings.command("ack")

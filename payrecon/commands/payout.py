@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import click
 
@@ -13,7 +14,8 @@ from payrecon.context import EXIT_RUNTIME, EXIT_USAGE, app_context, fail
 from payrecon.errors import ConfigError
 from reconcile.alert_text import naira
 from reconcile.errors import PayoutError, PayoutErrorKind
-from reconcile.payouts import PayoutRequest, send_payout
+from reconcile.fees import FeeSchedule
+from reconcile.payouts import Confirm, PayoutRequest, Recipient, send_payout
 
 # The caller's data is wrong → usage (2); the provider or our set-up failed → runtime (1).
 EXIT_FOR_KIND = {
@@ -34,6 +36,9 @@ _WRONG_INPUT_CAUSES = {"Invalid bank code", "Account not found", "Duplicate refe
 @click.option("--account-number", required=True, help="Recipient account, exactly 10 digits.")
 @click.option("--reference", required=True, help="Your unique reference for this payout.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option(
+    "--yes", "-y", is_flag=True, help="Do not ask for confirmation (only asked on a terminal)."
+)
 @click.pass_context
 def send(
     ctx: click.Context,
@@ -42,8 +47,13 @@ def send(
     account_number: str,
     reference: str,
     as_json: bool,
+    yes: bool,
 ) -> None:
-    """Pay AMOUNT kobo to an account: enquiry, ledger intent, initiation, recorded answer."""
+    """Pay AMOUNT kobo to an account: enquiry, ledger intent, initiation, recorded answer.
+
+    On a terminal it shows the account holder's name and the amount in naira and asks
+    before paying (default no); --yes skips the question. Scripts are never asked.
+    """
     app = app_context(ctx)
     settings = app.settings()
     try:
@@ -51,9 +61,14 @@ def send(
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
     request = PayoutRequest(amount, bank_code, account_number, reference)
+    # Only a person at a terminal can answer; a script or a pipe is never asked.
+    ask = not yes and sys.stdin.isatty()
+    confirm = _asker(settings.fee_schedule) if ask else None
     try:
         with client:
-            result = send_payout(app.engine(), client, request, now=utcnow())
+            result = send_payout(app.engine(), client, request, now=utcnow(), confirm=confirm)
+    except _DeclinedError:
+        fail(f"{reference}: not sent (you answered no); nothing was paid or recorded")
     except PayoutError as exc:
         code = EXIT_FOR_KIND[exc.kind]
         if getattr(exc, "cause", None) in _WRONG_INPUT_CAUSES:
@@ -70,3 +85,36 @@ def send(
         f"provider reference {result.provider_reference or 'pending lookup'}, "
         f"fee {naira(result.fee)}, status {result.status}"
     )
+
+
+class _DeclinedError(Exception):
+    """The person at the terminal answered no."""
+
+
+def _describe(request: PayoutRequest, recipient: Recipient, fees: FeeSchedule | None) -> str:
+    """What a person confirms: name, bank, account, amount and fee in naira."""
+    fee = fees.fee_for(request.amount) if fees is not None else None
+    if fee is None:
+        fee_line = "fee:          quoted by the provider when it accepts"
+        debit = ""
+    else:
+        fee_line = f"fee:          {naira(fee)} by your fee schedule (PAYRECON_FEE_SCHEDULE)"
+        debit = f"\nwallet debit: {naira(request.amount + fee)}"
+    return (
+        f"Pay {naira(request.amount)} ({request.amount:,} kobo)\n"
+        f"to:           {recipient.account_name}\n"
+        f"bank:         {recipient.bank_name} ({request.bank_code})\n"
+        f"account:      {request.account_number}\n"
+        f"reference:    {request.reference}\n"
+        f"{fee_line}{debit}"
+    )
+
+
+def _asker(fees: FeeSchedule | None) -> Confirm:
+    def ask(request: PayoutRequest, recipient: Recipient) -> None:
+        # On stderr, so `--json` output on stdout stays one JSON document.
+        click.echo(_describe(request, recipient, fees), err=True)
+        if not click.confirm("Send this payout?", default=False, err=True):
+            raise _DeclinedError
+
+    return ask

@@ -8,7 +8,10 @@ from html import escape
 WIDTH = 720
 BAR_WIDTH = 540  # two bar charts sit side by side; a narrower box keeps their text legible
 HEIGHT = 200
-PAD_LEFT = 84
+PAD_LEFT = 48  # the least room left of a bar chart's axis; longer tick labels get more
+# An upper bound on the width of one 11 px tick character (digits, "," and "₦") in the
+# sans-serif fonts browsers pick: the y axis gets room for its widest label, not a guess.
+TICK_CHAR_WIDTH = 7.5
 PAD_BOTTOM = 28
 PAD_TOP = 12
 
@@ -28,7 +31,9 @@ def bar_chart(
 ) -> str:
     """A vertical bar chart, one bar per label, the largest value labelled on the y axis."""
     peak = max(values, default=0)
-    plot_w = BAR_WIDTH - PAD_LEFT - 8
+    ticks = (fmt(peak), fmt(0))
+    pad_left = max(PAD_LEFT, round(12 + TICK_CHAR_WIDTH * max(map(len, ticks))))
+    plot_w = BAR_WIDTH - pad_left - 8
     plot_h = HEIGHT - PAD_BOTTOM - PAD_TOP
     step = plot_w / max(1, len(values))
     bar_w = max(1.0, step * 0.8)
@@ -37,16 +42,16 @@ def bar_chart(
         f'<svg class="chart" viewBox="0 0 {BAR_WIDTH} {HEIGHT}" role="img" '
         f'aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">',
         f"<title>{escape(title)}</title>",
-        f'<line class="axis" x1="{PAD_LEFT}" y1="{PAD_TOP + plot_h}" '
+        f'<line class="axis" x1="{pad_left}" y1="{PAD_TOP + plot_h}" '
         f'x2="{BAR_WIDTH - 8}" y2="{PAD_TOP + plot_h}"/>',
-        f'<text class="tick" x="{PAD_LEFT - 6}" y="{PAD_TOP + 10}" text-anchor="end">'
-        f"{escape(fmt(peak))}</text>",
-        f'<text class="tick" x="{PAD_LEFT - 6}" y="{PAD_TOP + plot_h}" text-anchor="end">'
-        f"{escape(fmt(0))}</text>",
+        f'<text class="tick y-peak" x="{pad_left - 6}" y="{PAD_TOP + 10}" text-anchor="end">'
+        f"{escape(ticks[0])}</text>",
+        f'<text class="tick" x="{pad_left - 6}" y="{PAD_TOP + plot_h}" text-anchor="end">'
+        f"{escape(ticks[1])}</text>",
     ]
     for index, (label, value) in enumerate(zip(labels, values, strict=True)):
         height = 0.0 if peak <= 0 else plot_h * value / peak
-        x = PAD_LEFT + index * step + (step - bar_w) / 2
+        x = pad_left + index * step + (step - bar_w) / 2
         y = PAD_TOP + plot_h - height
         parts.append(
             f'<rect class="{css_class}" x="{x:.1f}" y="{y:.1f}" width="{bar_w:.1f}" '

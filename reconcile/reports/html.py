@@ -8,11 +8,13 @@ from dataclasses import dataclass
 from html import escape
 from importlib import resources
 
+from reconcile.durations import describe_duration
 from reconcile.reports.charts import bar_chart, hbar_chart
 from reconcile.reports.model import STATUSES, OpenFinding, Report, StalePending
 from reconcile.reports.naira import naira
 
 HTML_ROW_LIMIT = 500  # beyond this a page stops being readable; the CSV has every row
+FINDING_COLUMNS = 7  # Id, Kind, Reference, Amount, Detail, What to do, Status
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,7 @@ def _cards(report: Report) -> str:
                 _card(
                     "Stale pending",
                     f"{len(report.stale_pending):,}",
-                    f"pending over {report.stale_after // 60} min",
+                    f"pending over {describe_duration(report.stale_after)}",
                     alert=bool(report.stale_pending),
                 ),
             )
@@ -134,10 +136,20 @@ def _status_table(report: Report) -> str:
         f"</td><td class=num>{report.status(name).unconfirmed:,}</td></tr>"
         for name in STATUSES
     )
+    return "<h2>Transfers by status</h2>" + _table(
+        "<th>Status</th><th class=num>Count</th><th class=num>Amount</th>"
+        "<th class=num>Fees</th><th class=num>Unconfirmed</th>",
+        rows,
+    )
+
+
+def _table(head: str, rows: str, *, css_class: str = "") -> str:
+    # A wide table scrolls inside its own box: the page itself never gets wider than the
+    # screen (readable on a 420 px phone), and nothing is cut off.
+    attr = f' class="{css_class}"' if css_class else ""
     return (
-        "<h2>Transfers by status</h2><table><thead><tr><th>Status</th><th class=num>Count</th>"
-        "<th class=num>Amount</th><th class=num>Fees</th><th class=num>Unconfirmed</th></tr>"
-        f"</thead><tbody>{rows}</tbody></table>"
+        f'<div class="scroll"><table{attr}><thead><tr>{head}</tr></thead>'
+        f"<tbody>{rows}</tbody></table></div>"
     )
 
 
@@ -164,13 +176,19 @@ def _daily_charts(report: Report) -> str:
     )
 
 
-def _ack_cell(finding: OpenFinding, forms: PageForms | None, report: Report) -> str:
+def _ack_cell(finding: OpenFinding) -> str:
     if finding.acknowledged_at is not None:
         when = finding.acknowledged_at.strftime("%Y-%m-%d %H:%M")
         note = escape(finding.ack_note or "")
         return f'<span class="badge ok">acknowledged {when}</span><br>{note}'
-    if forms is None:
-        return '<span class="badge">open</span>'
+    return '<span class="badge">open</span>'
+
+
+def _ack_row(finding: OpenFinding, forms: PageForms | None, report: Report) -> str:
+    # The form gets a row of its own under its finding, across the whole table: squeezed
+    # into a column it left Detail and What to do a few words wide.
+    if forms is None or finding.acknowledged_at is not None:
+        return ""
     period = report.period.as_dict()
     hidden = "".join(
         f'<input type="hidden" name="{key}" value="{value}">'
@@ -178,29 +196,41 @@ def _ack_cell(finding: OpenFinding, forms: PageForms | None, report: Report) -> 
         if value
     )
     return (
+        f'<tr class="ack-row"><td colspan="{FINDING_COLUMNS}">'
         f'<form class="ack" method="post" action="{escape(forms.ack_action(finding.id))}">'
-        f'{hidden}<input type="text" name="note" required placeholder="note" '
-        f'aria-label="note for finding {finding.id}"><button type="submit">Acknowledge</button>'
-        "</form>"
+        f'{hidden}<label for="note-{finding.id}">Note for finding {finding.id}</label>'
+        f'<input type="text" id="note-{finding.id}" name="note" required '
+        'placeholder="why it needs no further action (shown in reports)">'
+        '<button type="submit">Acknowledge</button></form></td></tr>'
     )
+
+
+def _row_class(finding: OpenFinding, forms: PageForms | None) -> str:
+    if finding.acknowledged_at is not None:
+        return "acked"
+    return "with-form" if forms is not None else ""
 
 
 def _findings_table(report: Report, forms: PageForms | None) -> str:
     shown = report.open_findings[:HTML_ROW_LIMIT]
     rows = "".join(
-        f'<tr class="{"acked" if f.acknowledged_at else ""}"><td class=num>{f.id}</td>'
+        f'<tr class="{_row_class(f, forms)}"><td class=num>{f.id}</td>'
         f"<td>{escape(f.kind)}</td><td>{escape(f.reference)}</td>"
         f"<td class=num>{naira(f.amount)}</td><td>{escape(f.detail)}</td>"
-        f'<td class="hint">{escape(f.what_to_do)}</td><td>{_ack_cell(f, forms, report)}</td></tr>'
+        f'<td class="hint">{escape(f.what_to_do)}</td><td>{_ack_cell(f)}</td></tr>'
+        f"{_ack_row(f, forms, report)}"
         for f in shown
     )
     more = len(report.open_findings) - len(shown)
     return (
         f"<h2>Open findings ({len(report.open_findings):,})</h2>"
         + (
-            "<table><thead><tr><th class=num>Id</th><th>Kind</th><th>Reference</th>"
-            "<th class=num>Amount</th><th>Detail</th><th>What to do</th><th>Status</th></tr>"
-            f"</thead><tbody>{rows}</tbody></table>"
+            _table(
+                "<th class=num>Id</th><th>Kind</th><th>Reference</th><th class=num>Amount</th>"
+                "<th>Detail</th><th>What to do</th><th>Status</th>",
+                rows,
+                css_class="findings",
+            )
             if shown
             else "<p>No open findings.</p>"
         )
@@ -212,7 +242,7 @@ def _stale_row(item: StalePending) -> str:
     return (
         f"<tr><td>{escape(item.reference)}</td><td>{escape(item.provider_reference or '')}</td>"
         f"<td class=num>{naira(item.amount)}</td>"
-        f"<td>{item.created_at.strftime('%Y-%m-%d %H:%M')} UTC</td>"
+        f"<td class=date>{item.created_at.strftime('%Y-%m-%d %H:%M')} UTC</td>"
         f"<td>{'acknowledged' if item.acknowledged else 'no'}</td>"
         f'<td class="hint">{escape(item.what_to_do)}</td></tr>'
     )
@@ -222,27 +252,27 @@ def _stale_table(report: Report) -> str:
     shown = report.stale_pending[:HTML_ROW_LIMIT]
     heading = (
         f"<h2>Stale pending ({len(report.stale_pending):,}, "
-        f"pending over {report.stale_after // 60} min)</h2>"
+        f"pending over {describe_duration(report.stale_after)})</h2>"
     )
     if not shown:
         return heading + "<p>No stale pending transfers.</p>"
-    return (
-        heading + "<table><thead><tr><th>Reference</th><th>Provider reference</th>"
-        "<th class=num>Amount</th><th>Pending since</th><th>Acknowledged</th>"
-        f"<th>What to do</th></tr></thead><tbody>{''.join(map(_stale_row, shown))}</tbody></table>"
+    return heading + _table(
+        "<th>Reference</th><th>Provider reference</th><th class=num>Amount</th>"
+        "<th>Pending since</th><th>Acknowledged</th><th>What to do</th>",
+        "".join(map(_stale_row, shown)),
+        css_class="stale",
     )
 
 
 def _days_table(report: Report) -> str:
     rows = "".join(
-        f"<tr><td>{day.date.isoformat()}</td><td class=num>{day.count:,}</td>"
+        f"<tr><td class=date>{day.date.isoformat()}</td><td class=num>{day.count:,}</td>"
         f"<td class=num>{naira(day.amount)}</td><td class=num>{naira(day.fee)}</td>"
         f"<td class=num>{day.failed:,}</td></tr>"
         for day in report.days
     )
-    return (
-        "<h2>Per day (Africa/Lagos)</h2><table><thead><tr><th>Date</th>"
-        "<th class=num>Transfers</th><th class=num>Amount (successful)</th>"
-        "<th class=num>Fees charged</th><th class=num>Failed</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table>"
+    return "<h2>Per day (Africa/Lagos)</h2>" + _table(
+        "<th>Date</th><th class=num>Transfers</th><th class=num>Amount (successful)</th>"
+        "<th class=num>Fees charged</th><th class=num>Failed</th>",
+        rows,
     )

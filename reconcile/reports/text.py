@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from reconcile.durations import describe_duration
 from reconcile.reports.model import STATUSES, Report
 from reconcile.reports.naira import naira
 
@@ -106,7 +107,7 @@ def _open_findings(report: Report) -> Table:
 
 def _stale_pending(report: Report) -> Table:
     table = _money_table(
-        f"Stale pending (pending over {report.stale_after // 60} min): "
+        f"Stale pending (pending over {describe_duration(report.stale_after)}): "
         f"{len(report.stale_pending):,}"
     )
     table.add_column("Reference")

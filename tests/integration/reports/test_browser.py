@@ -61,6 +61,9 @@ def demo_specs() -> list[Spec]:
                 spec.provider_fee = 5375
                 spec.findings.append(("fee_mismatch", "open"))
             specs.append(spec)
+    # One large payout: the volume chart's y-axis label is then ₦2,563,178.90, wide.
+    big = START + dt.timedelta(days=4, hours=3)
+    specs.append(Spec("big-1", "successful", big, 234_567_890, 5375, confirmed=True))
     specs.append(
         Spec(
             "stuck-1",
@@ -159,3 +162,46 @@ def test_period_form_narrows_the_report(engine: Engine) -> None:
     assert problems == []
     assert naira(want["wallet_debit"]) in text
     assert "2025-03-02 to 2025-03-02" in text
+
+
+LAYOUT_PROBE = """() => {
+  const svgText = [...document.querySelectorAll('svg.chart text.tick')].map(t => {
+    const s = t.ownerSVGElement.getBoundingClientRect(), b = t.getBoundingClientRect();
+    return {text: t.textContent, inside: b.left >= s.left && b.right <= s.right
+            && b.top >= s.top && b.bottom <= s.bottom};
+  });
+  const forms = [...document.querySelectorAll('form.ack')].map(f => {
+    const cell = f.closest('td');
+    return {columns: document.querySelectorAll('table.findings thead th').length,
+            span: cell.colSpan, rowHasDetail: cell.parentElement.cells.length > 1};
+  });
+  return {scrollWidth: document.documentElement.scrollWidth, innerWidth: innerWidth,
+          ticks: svgText, forms: forms};
+}"""
+
+
+@pytest.mark.parametrize("width", [420, 1400])
+def test_report_page_fits_a_phone_and_a_desktop(engine: Engine, tmp_path: Path, width: int) -> None:
+    """No sideways page scroll, chart labels inside their charts, ack forms on rows of their own."""
+    _require_browser()
+    from playwright.sync_api import sync_playwright
+
+    insert_ledger(engine, demo_specs())
+    with running_server(report_app(engine)) as base, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            problems = open_page(page, f"{base}/reports")
+            page.screenshot(path=str(tmp_path / f"report-{width}.png"), full_page=True)
+            layout = page.evaluate(LAYOUT_PROBE)
+        finally:
+            browser.close()
+    assert problems == []
+    assert layout["scrollWidth"] <= layout["innerWidth"]
+    # The first tick is the volume chart's y-axis peak, the widest label: ₦2,563,178.90.
+    assert layout["ticks"][0]["text"] == naira(234_567_890 + 21_750_000)
+    assert [t["text"] for t in layout["ticks"] if not t["inside"]] == []
+    assert len(layout["forms"]) == 8  # every open, unacknowledged finding has its form
+    for form in layout["forms"]:
+        assert form["span"] == form["columns"] == 7
+        assert not form["rowHasDetail"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import io
 import re
@@ -79,3 +80,25 @@ def test_charts_scale_bars_to_the_largest_value() -> None:
     assert "no transfers" in bar_chart([], [], title="t", fmt=str)
     kinds = hbar_chart([("x", 0), ("y", 3)], title="k")
     assert kinds.count("<rect") == 2 and ">3</text>" in kinds
+
+
+def test_a_stale_limit_under_a_minute_is_said_in_seconds() -> None:
+    """PAYRECON_STALE_AFTER=5 reads "pending over 5 s" in the HTML card and heading and the text."""
+    report = dataclasses.replace(sample_report(), stale_after=5)
+    page = render_html(report, now=NOW)
+    out = io.StringIO()
+    render_text(report, Console(file=out, width=160), now=NOW)
+    assert page.count("pending over 5 s") == 2
+    assert "pending over 5 s" in out.getvalue()
+    assert "0 min" not in page + out.getvalue()
+
+
+def test_acknowledge_forms_sit_on_their_own_row_under_the_finding() -> None:
+    """Served, each open finding's form is in a row spanning the table, not in one of its cells."""
+    page = render_html(sample_report(), now=NOW, forms=PageForms(base_path="/reports"))
+    rows = re.findall(r"<tr[^>]*>.*?</tr>", page.split('class="findings"')[1].split("</table>")[0])
+    with_forms = [row for row in rows if "<form" in row]
+    assert with_forms
+    for row in with_forms:
+        assert row.startswith('<tr class="ack-row"><td colspan="7">')
+        assert row.count("<td") == 1
