@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import random
 import shutil
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from ledger.db import create_db_engine, read_session
 from ledger.migrate import upgrade
 from ledger.models import Finding, Transfer
 from ledger.types import TransferStatus, utcnow
+from payrecon.errors import DemoDirectoryError
 from payrecon.servers import free_port, running_server
 from payrecon.settings import Settings, load_settings
 from provider.client import AsyncProviderClient, ProviderClient
@@ -47,6 +49,7 @@ DEMO_FAULTS = (
 )
 DEMO_FEE_SCHEDULE = "0-500000:1000,500001-5000000:2500,5000001-:5000"
 REPORTS = ("html", "csv", "json")
+REPORT_NAMES = tuple(f"report.{fmt}" for fmt in REPORTS)
 STUCK, DORMANT, TAMPERED = 3, 5, 7  # which payouts get the special treatment
 
 
@@ -66,9 +69,26 @@ class DemoResult:
 
 
 def _fresh_directory(directory: Path) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    for name in ("ledger.db", "ledger.db-wal", "ledger.db-shm", *(f"report.{f}" for f in REPORTS)):
-        (directory / name).unlink(missing_ok=True)
+    """Create `directory` or clear a previous run's files; DemoDirectoryError when unusable."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:
+        raise DemoDirectoryError(str(directory), "a file is in the way") from exc
+    except OSError as exc:
+        raise DemoDirectoryError(str(directory), f"cannot create it ({_reason(exc)})") from exc
+    try:
+        for name in ("ledger.db", "ledger.db-wal", "ledger.db-shm", *REPORT_NAMES):
+            (directory / name).unlink(missing_ok=True)
+        # Permission bits do not stop root, and /proc or a read-only mount only refuse an
+        # actual write: a real (temporary) file is the only reliable test.
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as exc:
+        raise DemoDirectoryError(str(directory), f"cannot write there ({_reason(exc)})") from exc
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
 
 
 def _settings(directory: Path, sandbox_url: str, secret_key: str) -> Settings:

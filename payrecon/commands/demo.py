@@ -10,7 +10,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from payrecon.context import EXIT_RUNTIME
+from payrecon.context import EXIT_RUNTIME, EXIT_USAGE, fail
+from payrecon.errors import DemoDirectoryError
 from payrecon.logconfig import configure_logging
 
 
@@ -40,6 +41,8 @@ def demo(transfers: int, directory: Path, seed: int) -> None:
     console.rule("payrecon demo")
     try:
         result = run_demo(console, transfers=transfers, directory=directory, seed=seed)
+    except DemoDirectoryError as exc:
+        fail(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:
         console.print("interrupted: sandbox and receiver stopped")
         sys.exit(130)

@@ -7,6 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.support.processes import PAYRECON, payrecon_env
 
 
@@ -37,3 +39,32 @@ def test_the_demo_pays_reconciles_and_reports(tmp_path: Path) -> None:
     assert len(successful) == by_status["successful"]["count"] == 38
     assert "confirmed by the provider" in result.stdout
     assert "₦" in html and "<script src=" not in html
+
+
+@pytest.mark.parametrize(
+    ("where", "reason"),
+    [
+        ("/proc/x", "cannot create it"),
+        ("/proc", "cannot write there"),
+        ("{tmp}/a-file/demo", "a file is in the way"),
+    ],
+    ids=["cannot-create", "not-writable", "file-in-the-way"],
+)
+def test_an_unusable_demo_directory_is_one_line_and_exit_2(
+    tmp_path: Path, where: str, reason: str
+) -> None:
+    """A directory that cannot be created or written stops the demo with one line naming it."""
+    (tmp_path / "a-file").write_text("in the way")
+    directory = where.format(tmp=tmp_path)
+    result = subprocess.run(
+        [*PAYRECON, "demo", "--transfers", "10", "--directory", directory],
+        cwd=tmp_path,
+        env=payrecon_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2, result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"payrecon: cannot use {directory} as the demo directory: {reason}")
+    assert "Traceback" not in result.stdout + result.stderr

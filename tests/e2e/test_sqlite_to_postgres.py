@@ -1,16 +1,19 @@
-"""The SQLite → PostgreSQL copy script printed in docs/operations.md, run as a user runs it."""
+"""The SQLite → PostgreSQL move of docs/operations.md §9, its commands run as printed."""
 
 from __future__ import annotations
 
 import ast
-import re
+import shlex
 import subprocess
 from pathlib import Path
 
+from alembic.script import ScriptDirectory
 from sqlalchemy import func, select
 
 from ledger.db import create_db_engine
+from ledger.migrate import alembic_config
 from ledger.models import SQLModel
+from tests.support.docs import marked_block
 from tests.support.processes import PAYRECON, payrecon_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,12 +21,10 @@ GUIDE = ROOT / "docs" / "operations.md"
 
 
 def _script() -> str:
-    """The Python block that follows 'save it as `sqlite_to_postgres.py`' in the guide."""
-    text = GUIDE.read_text()
-    after = text[text.index("save it as\n   `sqlite_to_postgres.py`") :]
-    block = re.search(r"```python\n(.*?)\n   ```", after, re.S)
-    assert block is not None
-    return "\n".join(line.removeprefix("   ") for line in block.group(1).splitlines())
+    """The Python block the guide asks to save as `sqlite_to_postgres.py`."""
+    block = marked_block(GUIDE, "sqlite-to-postgres-script")
+    assert block.language == "python"
+    return block.code
 
 
 def _counts(url: str) -> dict[str, int]:
@@ -74,3 +75,17 @@ def test_a_demo_ledger_moves_to_postgresql_whole(postgres_url: str, tmp_path: Pa
     assert {**source, "transfer": source["transfer"] + 1} == target
     assert again.returncode != 0 and "not empty" in again.stderr
     assert after.returncode == 0, after.stderr
+
+
+def test_the_guide_shows_what_db_upgrade_prints_the_head_revision(postgres_url: str) -> None:
+    """Step 1's `payrecon db upgrade`, run as printed (on the test database), prints its comment."""
+    block = marked_block(GUIDE, "postgres-upgrade")
+    [command] = [line for line in block.code.splitlines() if "payrecon db upgrade" in line]
+    [printed] = [line.removeprefix("# ") for line in block.code.splitlines() if line[:1] == "#"]
+    assignment, *argv = shlex.split(command)
+    variable, _, _ = assignment.partition("=")
+    assert variable == "PAYRECON_DATABASE_URL" and argv[0] == "payrecon"
+    head = ScriptDirectory.from_config(alembic_config(postgres_url)).get_current_head()
+    upgraded = _run([*PAYRECON, *argv[1:]], database_url=postgres_url)
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert upgraded.stdout.strip() == printed == f"database at revision {head}"

@@ -214,6 +214,116 @@ def test_dockerignore_keeps_the_context_small() -> None:
     assert {"**/.venv", "**/.git", "**/*.db", ".env"} <= set(ignored)
 
 
+# --- dependencies and installs -----------------------------------------------------------
+
+# Versions below these break payrecon: standardwebhooks 1.0.x's verify() lacks the keyword the
+# receiver passes (a validly signed delivery gets 401); starlette before 1.0.1 is open to the
+# public advisories on Host header handling; pydantic-settings before 2.7 has no NoDecode.
+MINIMUMS = {"standardwebhooks": "1.1.0", "starlette": "1.0.1", "pydantic-settings": "2.7"}
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _project() -> dict[str, Any]:
+    import tomllib
+
+    return dict(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"])
+
+
+def _pins(path: Path) -> dict[str, str]:
+    """Package → exact version of a constraints file (one `name==version` a line)."""
+    pins: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            assert version and _normal(name) not in pins, f"{path.name}: bad line {line!r}"
+            pins[_normal(name)] = version.strip()
+    return pins
+
+
+def _requirements(specs: list[str]) -> dict[str, Any]:
+    from packaging.requirements import Requirement
+
+    return {_normal(r.name): r for r in map(Requirement, specs)}
+
+
+def test_dependency_minimums_exclude_the_broken_versions() -> None:
+    """pyproject.toml admits no standardwebhooks before 1.1.0 nor starlette before 1.0.1."""
+    from packaging.version import Version
+
+    requirements = _requirements(_project()["dependencies"])
+    for name, minimum in MINIMUMS.items():
+        lower = [s for s in requirements[name].specifier if s.operator in {">=", "=="}]
+        assert lower, f"{name} has no lower bound"
+        assert all(Version(s.version) >= Version(minimum) for s in lower), (name, lower)
+
+
+def test_every_dependency_is_pinned_within_its_bounds() -> None:
+    """constraints.txt pins every runtime dependency, constraints-dev.txt every extra, in range."""
+    runtime, dev = _pins(ROOT / "constraints.txt"), _pins(ROOT / "constraints-dev.txt")
+    assert not runtime.keys() & dev.keys(), "a package pinned twice"
+    project = _project()
+    extras = [s for group in project["optional-dependencies"].values() for s in group]
+    checks = [(runtime, _project()["dependencies"]), ({**runtime, **dev}, extras)]
+    for pins, specs in checks:
+        for name, requirement in _requirements(specs).items():
+            if name == "payrecon":  # `payrecon[test]` inside the dev extra
+                continue
+            assert name in pins, f"{name} is not pinned"
+            assert requirement.specifier.contains(pins[name]), (name, pins[name])
+
+
+def test_make_and_the_dockerfile_install_from_the_constraints() -> None:
+    """Every pip install in the Makefile and the Dockerfile is bound by constraints.txt."""
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    assert re.search(r"^COPY [^\n]*\bconstraints\.txt\b", dockerfile, re.M)
+    docker_installs = re.findall(r"pip (?:wheel|install) [^\n]*", dockerfile)
+    assert len(docker_installs) == 2
+    assert all("-c " in line and "constraints.txt" in line for line in docker_installs)
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^CONSTRAINTS := constraints\.txt$", makefile, re.M)
+    assert re.search(r"^constraints:", makefile, re.M), "no target to refresh the constraints"
+    # Installs into the project's venv; `make constraints` resolves afresh on purpose.
+    installs = [
+        line for line in makefile.splitlines() if "$(BIN)/pip install" in line and "-e " in line
+    ]
+    assert len(installs) >= 2
+    assert all("-c $(CONSTRAINTS)" in line for line in installs), installs
+
+
+def _make_dry_run(target: str) -> str:
+    """The commands `make TARGET` would run from scratch (nothing is executed)."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    result = subprocess.run(
+        ["make", "--dry-run", "--always-make", target],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return result.stdout
+
+
+def test_make_demo_installs_the_runtime_only() -> None:
+    """`make demo` creates the venv and installs payrecon without the test or dev extras."""
+    commands = _make_dry_run("demo")
+    assert "-m venv .venv" in commands
+    assert re.search(r"pip install .*-e \.$", commands, re.M)
+    assert "[dev]" not in commands and "[test]" not in commands
+
+
+@pytest.mark.parametrize("target", ["test", "lint", "bench"])
+def test_make_test_lint_and_bench_add_the_dev_extras(target: str) -> None:
+    """The targets that need pytest, ruff or mypy install the dev extras into the same venv."""
+    commands = _make_dry_run(target)
+    assert "-m venv .venv" in commands
+    assert re.search(r"pip install .*-c constraints-dev\.txt.*-e '\.\[dev\]'", commands)
+
+
 # --- compose -------------------------------------------------------------------------------
 
 
