@@ -34,6 +34,7 @@ class SchemaError(LedgerError):
         super().__init__(message)
         self.current = current
         self.head = head
+        self.behind = known
 
 
 class ConflictError(LedgerError):

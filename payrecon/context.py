@@ -85,14 +85,15 @@ class AppContext:
             settings = self.settings()
             if read_only:
                 self._refuse_missing_sqlite(settings)
-            if migrate and settings.is_sqlite:
-                try:
-                    upgrade(settings.database_url)
-                except DatabaseUnavailableError as exc:
-                    fail(f"database unavailable: {exc}")
             engine = create_db_engine(settings.database_url)
             try:
-                check_schema(engine)
+                try:
+                    check_schema(engine)
+                except SchemaError as exc:
+                    if not (migrate and settings.is_sqlite and exc.behind):
+                        raise
+                    upgrade(settings.database_url)  # SQLite is migrated on start
+                    check_schema(engine)
             except SchemaError as exc:
                 engine.dispose()
                 fail(str(exc), EXIT_USAGE)
