@@ -26,6 +26,8 @@ EXIT_FINDINGS = 3
 
 def fail(message: str, code: int = EXIT_RUNTIME) -> NoReturn:
     """Print one clear line to stderr (secrets hidden) and exit with `code`."""
+    # Driver messages span lines (psycopg adds a hint on its own line): one line, always.
+    message = " ".join(line.strip() for line in message.splitlines() if line.strip())
     context = click.get_current_context(silent=True)
     app = context.find_object(AppContext) if context is not None else None
     if app is not None:
