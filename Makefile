@@ -35,6 +35,7 @@ bench: $(STAMP) system-deps
 	$(BIN)/python bench/bench_receiver.py
 	$(BIN)/python bench/bench_reconcile.py
 	$(BIN)/python bench/bench_reports.py --results bench/results/reports-latest.md
+	$(BIN)/python bench/bench_startup.py --results bench/results/startup.md
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
