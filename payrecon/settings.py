@@ -46,7 +46,8 @@ def _split(value: Any, sep: str | None) -> Any:
 
 
 class Settings(BaseSettings):
-    """Every setting of payrecon; secrets are `SecretStr` so they never print."""
+    """Every setting of payrecon; secrets are `SecretStr` so they never print, and `repr` masks
+    the database password and the alert URLs (plain strings, since the code needs them whole)."""
 
     model_config = SettingsConfigDict(
         env_prefix=_PREFIX, env_file=_ENV_FILE, extra="ignore", frozen=True
