@@ -62,6 +62,7 @@ bench: $(DEV_STAMP) system-deps
 	$(BIN)/python bench/bench_receiver.py
 	$(BIN)/python bench/bench_reconcile.py
 	$(BIN)/python bench/bench_reports.py --results bench/results/reports-latest.md
+	$(BIN)/python bench/bench_startup.py --results bench/results/startup.md
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .

@@ -27,6 +27,14 @@ def normalise_url(url: str) -> URL:
     return parsed
 
 
+def sqlite_path(url: str) -> str | None:
+    """The file a SQLite URL names, or None (PostgreSQL, or an in-memory database)."""
+    parsed = normalise_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return parsed.database
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     # Take transaction control from pysqlite so BEGIN IMMEDIATE can be issued for writes.
     dbapi_connection.isolation_level = None
@@ -93,44 +101,74 @@ def write_session(engine: Engine) -> Iterator[Session]:
             raise
 
 
-# How long a readiness check waits for SQLite's write lock (a probe's timeout is a few seconds).
+# How long a readiness check waits for a write lock (a probe's timeout is a few seconds).
 READY_LOCK_TIMEOUT_MS = 1_000
 
-# What `writable` reports: the database takes writes, does not answer, or answers but cannot
-# take one (SQLite's write lock held past the wait; a read-only PostgreSQL, such as a standby).
-Readiness = Literal["ok", "unavailable", "locked", "read_only"]
+# What `readiness` reports: the ledger took the write; does not answer; answers but cannot take
+# a write (SQLite's write lock held past the wait; a read-only file or PostgreSQL standby); or is
+# not at the migration revision the code needs.
+Readiness = Literal["ok", "unavailable", "locked", "read_only", "schema_outdated"]
+
+# The probe's write: Alembic's one-row table rewritten with its own value. It exists in every
+# migrated ledger (no table of our own to migrate), and committing it goes through the same
+# journal and fsync as a webhook's write, so a file that cannot be written fails here too (a
+# rolled-back write on a connection opened earlier never touches the disk, and passes).
+_PROBE_WRITE = "UPDATE alembic_version SET version_num = version_num"
+_VERSION = "SELECT version_num FROM alembic_version"
 
 
-def writable(engine: Engine) -> Readiness:
-    """Whether the database would take a write now, without writing anything."""
+def readiness(engine: Engine, *, revision: str) -> Readiness:
+    """Whether the ledger is at `revision` and takes a write now: one small committed write."""
     try:
         with engine.connect() as connection:
             if engine.dialect.name == "sqlite":
-                return _sqlite_writable(connection.connection.dbapi_connection)
-            read_only = connection.exec_driver_sql(
-                "SELECT current_setting('transaction_read_only')"
-            ).scalar()
-            return "read_only" if read_only == "on" else "ok"
+                return _sqlite_ready(connection.connection.dbapi_connection, revision)
+            return _postgres_ready(connection, revision)
     except (OperationalError, DBAPIError) as exc:
         return _refusal(str(exc.orig or exc))
     except sqlite3.Error as exc:
         return _refusal(str(exc))
 
 
-def _sqlite_writable(driver: Any) -> Readiness:
-    # Take the write lock and let it go at once, waiting for it less than a writer would.
+def _sqlite_ready(driver: Any, revision: str) -> Readiness:
+    # Wait for the write lock less than a writer would.
     driver.execute(f"PRAGMA busy_timeout={READY_LOCK_TIMEOUT_MS}")
     try:
         driver.execute("BEGIN IMMEDIATE")
-        driver.execute("ROLLBACK")
+        try:
+            has_table = driver.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'"
+            ).fetchone()
+            if has_table is None or driver.execute(_VERSION).fetchone() != (revision,):
+                driver.execute("ROLLBACK")
+                return "schema_outdated"
+            driver.execute(_PROBE_WRITE)
+            driver.execute("COMMIT")
+        except BaseException:
+            if driver.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    driver.execute("ROLLBACK")
+            raise
         return "ok"
     finally:
         driver.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
 
 
+def _postgres_ready(connection: Any, revision: str) -> Readiness:
+    with connection.begin():
+        # Waiting behind a migration's lock is "locked", not a probe that hangs.
+        connection.exec_driver_sql(f"SET LOCAL lock_timeout = {READY_LOCK_TIMEOUT_MS}")
+        if connection.exec_driver_sql("SELECT to_regclass('alembic_version')").scalar() is None:
+            return "schema_outdated"
+        if connection.exec_driver_sql(_VERSION).scalar() != revision:
+            return "schema_outdated"
+        connection.exec_driver_sql(_PROBE_WRITE)
+    return "ok"
+
+
 def _refusal(message: str) -> Readiness:
     lowered = message.lower()
-    if "locked" in lowered:  # SQLite's write lock is held by another connection
+    if "locked" in lowered or "lock timeout" in lowered:  # a writer holds the lock
         return "locked"
     if "readonly" in lowered or "read-only" in lowered:
         return "read_only"

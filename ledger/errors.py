@@ -2,6 +2,7 @@
 
 LedgerError
 ├── DatabaseUnavailableError   the database cannot be reached or cannot take the write
+├── SchemaError                the database is not at the revision this code needs
 ├── ConflictError              a write contradicts what the ledger already holds
 └── NoteError                  an acknowledgement note the ledger will not keep
 """
@@ -15,6 +16,25 @@ class LedgerError(Exception):
 
 class DatabaseUnavailableError(LedgerError):
     """The database is down, locked past the busy timeout, or refused the write."""
+
+
+class SchemaError(LedgerError):
+    """The ledger's migration revision is not the one this code was written for."""
+
+    def __init__(self, current: str | None, head: str, *, known: bool) -> None:
+        at = current or "base"
+        if known:
+            message = f"database not migrated (at {at}, need {head}): run payrecon db upgrade"
+        else:
+            # A newer payrecon migrated it: running this older code against it is not safe.
+            message = (
+                f"database at revision {at}, which this payrecon does not know (it needs "
+                f"{head}): run the payrecon version that migrated it"
+            )
+        super().__init__(message)
+        self.current = current
+        self.head = head
+        self.behind = known
 
 
 class ConflictError(LedgerError):

@@ -1,15 +1,22 @@
-"""Apply the ledger's Alembic migrations (`payrecon db upgrade`)."""
+"""Apply the ledger's Alembic migrations (`payrecon db upgrade`) and check a ledger's revision."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy.exc import OperationalError
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy.exc import DBAPIError, OperationalError
 
-from ledger.db import normalise_url
-from ledger.errors import DatabaseUnavailableError
+from ledger.db import create_db_engine, normalise_url
+from ledger.errors import DatabaseUnavailableError, SchemaError
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
@@ -24,6 +31,21 @@ def alembic_config(url: str) -> Config:
     return config
 
 
+@functools.cache
+def _scripts() -> ScriptDirectory:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    return ScriptDirectory.from_config(config)
+
+
+def head_revision() -> str:
+    """The revision the code needs: the newest migration shipped with it."""
+    head = _scripts().get_current_head()
+    if head is None:  # pragma: no cover - the package always ships its migrations
+        raise RuntimeError("no migrations found")
+    return head
+
+
 def upgrade(url: str, revision: str = "head") -> None:
     """Bring the database at `url` up to `revision`."""
     try:
@@ -34,13 +56,25 @@ def upgrade(url: str, revision: str = "head") -> None:
 
 def current(url: str) -> str | None:
     """The revision the database is at, or None when it was never migrated."""
-    from alembic.runtime.migration import MigrationContext
-
-    from ledger.db import create_db_engine
-
     engine = create_db_engine(url)
     try:
         with engine.connect() as connection:
             return MigrationContext.configure(connection).get_current_revision()
     finally:
         engine.dispose()
+
+
+def check_schema(engine: Engine) -> None:
+    """Raise SchemaError unless the ledger is at the code's head revision (spec: Schema).
+
+    DatabaseUnavailableError when the database does not answer.
+    """
+    try:
+        with engine.connect() as connection:
+            at = MigrationContext.configure(connection).get_current_revision()
+    except (OperationalError, DBAPIError) as exc:
+        raise DatabaseUnavailableError(str(exc.orig or exc)) from exc
+    head = head_revision()
+    if at != head:
+        known = at is None or at in {script.revision for script in _scripts().walk_revisions()}
+        raise SchemaError(at, head, known=known)

@@ -10,18 +10,47 @@ import click
 from payrecon import __version__
 from payrecon.context import AppContext
 
-# name -> "module:attribute"; imported only when the command runs, so `--help` stays fast.
-COMMANDS: dict[str, str] = {
-    "serve": "payrecon.commands.serve:serve",
-    "reconcile": "payrecon.commands.reconcile:reconcile",
-    "report": "payrecon.commands.report:report",
-    "transfer": "payrecon.commands.transfer:transfer",
-    "provider": "payrecon.commands.provider:provider",
-    "findings": "payrecon.commands.findings:findings",
-    "replay": "payrecon.commands.replay:replay",
-    "db": "payrecon.commands.db:db",
-    "sandbox": "sandbox.cli:command",
-    "demo": "payrecon.commands.demo:demo",
+# name -> ("module:attribute", the command's help as `payrecon --help` lists it). Modules are
+# imported only when their command runs, so `--help` and `--version` import none of them (and
+# none of SQLAlchemy, Alembic, httpx, apprise); a test checks each text against its command.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "serve": (
+        "payrecon.commands.serve:serve",
+        "Run the receiver: webhook, admin API, reports page, health and metrics.",
+    ),
+    "reconcile": (
+        "payrecon.commands.reconcile:reconcile",
+        "Confirm transfers against the provider's API and raise findings.",
+    ),
+    "report": (
+        "payrecon.commands.report:report",
+        "Finance report: totals by status, fees, wallet debit, findings, stale pending, days.",
+    ),
+    "transfer": (
+        "payrecon.commands.transfer:transfer",
+        "Pay out, or register transfers initiated elsewhere.",
+    ),
+    "provider": (
+        "payrecon.commands.provider:provider",
+        "Call the provider's API directly (PAYRECON_PROVIDER_BASE_URL, _SECRET_KEY).",
+    ),
+    "findings": (
+        "payrecon.commands.findings:findings",
+        "Findings raised by the receiver and the reconciler.",
+    ),
+    "replay": (
+        "payrecon.commands.replay:replay",
+        "Re-apply archived webhook deliveries in arrival order; the result equals live ingest.",
+    ),
+    "db": ("payrecon.commands.db:db", "Database maintenance."),
+    "sandbox": (
+        "sandbox.cli:command",
+        "Run the provider emulator (all ten endpoints, webhooks, faults).",
+    ),
+    "demo": (
+        "payrecon.commands.demo:demo",
+        "Run the main job on a fresh SQLite ledger and the built-in sandbox (under a minute).",
+    ),
 }
 
 
@@ -32,14 +61,26 @@ class LazyGroup(click.Group):
         return sorted(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = COMMANDS.get(cmd_name)
-        if target is None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
             return None
-        module_name, _, attribute = target.partition(":")
+        module_name, _, attribute = entry[0].partition(":")
         command: Any = getattr(importlib.import_module(module_name), attribute)
         if not isinstance(command, click.Command):  # pragma: no cover - a wiring mistake
-            raise TypeError(f"{target} is not a click command")
+            raise TypeError(f"{entry[0]} is not a click command")
         return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # click's own version imports every command to ask for its help; this one reads the
+        # table, shortening each text as click does (through a stand-in command).
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [
+            (name, click.Command(name, help=COMMANDS[name][1]).get_short_help_str(limit))
+            for name in names
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
 @click.group(cls=LazyGroup)

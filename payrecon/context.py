@@ -1,20 +1,23 @@
-"""What every command needs, built lazily once per process: settings, engine, logging."""
+"""What every command needs, built lazily once per process: settings, engine, logging.
+
+Nothing heavy is imported at module level: `payrecon --help` and `--version` import this
+module, and must not pay for SQLAlchemy, Alembic or pydantic (spec: start-up time).
+"""
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
-from typing import NoReturn
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import click
-from sqlalchemy import Engine
 
-from ledger.db import create_db_engine
-from ledger.errors import DatabaseUnavailableError
-from ledger.migrate import upgrade
-from payrecon.errors import ConfigError
-from payrecon.logconfig import configure_logging
-from payrecon.settings import Settings, load_settings
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from payrecon.logconfig import Redactor
+    from payrecon.settings import Settings
 
 EXIT_RUNTIME = 1
 EXIT_USAGE = 2
@@ -22,22 +25,15 @@ EXIT_FINDINGS = 3
 
 
 def fail(message: str, code: int = EXIT_RUNTIME) -> NoReturn:
-    """Print one clear line to stderr and exit with `code`."""
+    """Print one clear line to stderr (secrets hidden) and exit with `code`."""
+    # Driver messages span lines (psycopg adds a hint on its own line): one line, always.
+    message = " ".join(line.strip() for line in message.splitlines() if line.strip())
+    context = click.get_current_context(silent=True)
+    app = context.find_object(AppContext) if context is not None else None
+    if app is not None:
+        message = app.redact(message)
     click.echo(f"payrecon: {message}", err=True)
     sys.exit(code)
-
-
-def secrets_of(settings: Settings) -> list[str]:
-    """Every secret value a log line must never show."""
-    values = [
-        settings.provider_secret_key,
-        settings.webhook_secret,
-        settings.webhook_token,
-        settings.webhook_hmac_secret,
-        settings.webhook_standard_secret,
-        settings.admin_token,
-    ]
-    return [v.get_secret_value() for v in values if v is not None]
 
 
 @dataclass
@@ -46,29 +42,80 @@ class AppContext:
 
     _settings: Settings | None = None
     _engine: Engine | None = None
-    migrated: bool = field(default=False)
+    _redactor: Redactor | None = None
 
     def settings(self) -> Settings:
-        """Settings from the environment; exit 2 naming the variable when one is wrong."""
+        """Settings from the environment; exit 2 naming the variable when one is wrong.
+
+        A `PAYRECON_*` name payrecon does not read gets one warning line (spec: Settings).
+        """
         if self._settings is None:
+            import structlog
+
+            from payrecon.errors import ConfigError
+            from payrecon.logconfig import Redactor, configure_logging
+            from payrecon.settings import load_settings, secret_values, unknown_names
+
             try:
-                self._settings = load_settings()
+                settings = load_settings()
             except ConfigError as exc:
                 fail(str(exc), EXIT_USAGE)
-            configure_logging(secrets=secrets_of(self._settings))
+            self._settings = settings
+            self._redactor = Redactor(secret_values(settings))
+            configure_logging(secrets=self._redactor.secrets)
+            logger = structlog.get_logger(__name__)
+            for name, closest in unknown_names():
+                hint = f" (did you mean {closest}?)" if closest else ""
+                logger.warning(f"{name} is not a payrecon setting and is ignored{hint}")
         return self._settings
 
-    def engine(self, *, migrate: bool = True) -> Engine:
-        """The ledger engine; SQLite databases are migrated on first use."""
+    def redact(self, text: str) -> str:
+        """`text` with every configured secret replaced (once settings are loaded)."""
+        return text if self._redactor is None else self._redactor.scrub(text)
+
+    def engine(self, *, migrate: bool = True, read_only: bool = False) -> Engine:
+        """The ledger engine, at the code's migration revision or the command exits 2.
+
+        SQLite databases are migrated on first use; PostgreSQL ones must be migrated with
+        `payrecon db upgrade`. A `read_only` command never creates a SQLite file.
+        """
         if self._engine is None:
+            from ledger.db import create_db_engine
+            from ledger.errors import DatabaseUnavailableError, SchemaError
+            from ledger.migrate import check_schema, upgrade
+
             settings = self.settings()
-            if migrate and settings.is_sqlite:
+            if read_only:
+                self._refuse_missing_sqlite(settings)
+            engine = create_db_engine(settings.database_url)
+            try:
                 try:
-                    upgrade(settings.database_url)
-                except DatabaseUnavailableError as exc:
-                    fail(f"database unavailable: {exc}")
-            self._engine = create_db_engine(settings.database_url)
+                    check_schema(engine)
+                except SchemaError as exc:
+                    if not (migrate and settings.is_sqlite and exc.behind):
+                        raise
+                    upgrade(settings.database_url)  # SQLite is migrated on start
+                    check_schema(engine)
+            except SchemaError as exc:
+                engine.dispose()
+                fail(str(exc), EXIT_USAGE)
+            except DatabaseUnavailableError as exc:
+                engine.dispose()
+                fail(f"database unavailable: {exc}")
+            self._engine = engine
         return self._engine
+
+    @staticmethod
+    def _refuse_missing_sqlite(settings: Settings) -> None:
+        from ledger.db import sqlite_path
+
+        path = sqlite_path(settings.database_url)
+        if path is not None and not Path(path).exists():
+            fail(
+                f"no ledger at {path} (PAYRECON_DATABASE_URL): the file does not exist, and "
+                "this command only reads",
+                EXIT_USAGE,
+            )
 
     def close(self) -> None:
         """Dispose of what was built."""

@@ -41,6 +41,10 @@ class Redactor:
             return type(value)(self._scrub(v) for v in value)
         return value
 
+    def scrub(self, text: str) -> str:
+        """`text` with every secret replaced (error messages printed outside logging)."""
+        return str(self._scrub(text))
+
     def __call__(
         self, _logger: Any, _method: str, event_dict: MutableMapping[str, Any]
     ) -> MutableMapping[str, Any]:
@@ -118,6 +122,10 @@ def configure_logging(
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         UTCTimestamper(),
+        # The traceback as text in the line, for stdlib records (uvicorn's "Exception in ASGI
+        # application") as for our own; left alone, the renderer would print the repr of a
+        # traceback object. Before the console's redactor, so the text is scrubbed too.
+        structlog.processors.format_exc_info,
     ]
     # Secrets are scrubbed from the rendered line in JSON, from each value on the console
     # (which shows values through repr, so its text is not predictable).
@@ -131,7 +139,7 @@ def configure_logging(
         before = [redactor]
         after = [structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())]
     structlog.configure(
-        processors=[*shared, *before, structlog.processors.format_exc_info, *after],
+        processors=[*shared, *before, *after],
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=_stderr_logger,
         cache_logger_on_first_use=False,

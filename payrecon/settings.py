@@ -2,19 +2,41 @@
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
+import os
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from ledger.db import normalise_url
 from payrecon.errors import ConfigError
 from reconcile.fees import FeeSchedule, parse_fee_schedule
 
 MIN_TOKEN_LENGTH = 16
 _PREFIX = "PAYRECON_"
+_ENV_FILE = ".env"
+REDACTED = "[redacted]"
+
+# PAYRECON_* names read by something other than Settings, so no "unknown setting" warning.
+OTHER_NAMES = frozenset(
+    {
+        "PAYRECON_SANDBOX_SECRET_KEY",  # payrecon sandbox (sandbox/cli.py)
+        "PAYRECON_SANDBOX_PUBLIC_KEY",
+        "PAYRECON_FAILPOINT",  # crash tests of transfer send (reconcile/payouts.py)
+        "PAYRECON_TEST_POSTGRES_URL",  # the test suite (tests/)
+        "PAYRECON_REQUIRE_POSTGRES",
+        "PAYRECON_REQUIRE_BROWSER",
+        "PAYRECON_REQUIRE_YAML",
+    }
+)
+# The shortest part of an alert URL hidden wherever it appears (shorter ones are too likely to be
+# ordinary words, and a URL's real tokens are long); the whole URL and its password always are.
+_MIN_URL_TOKEN = 6
 
 
 def _split(value: Any, sep: str | None) -> Any:
@@ -24,10 +46,11 @@ def _split(value: Any, sep: str | None) -> Any:
 
 
 class Settings(BaseSettings):
-    """Every setting of payrecon; secrets are `SecretStr` so they never print."""
+    """Every setting of payrecon; secrets are `SecretStr` so they never print, and `repr` masks
+    the database password and the alert URLs (plain strings, since the code needs them whole)."""
 
     model_config = SettingsConfigDict(
-        env_prefix=_PREFIX, env_file=".env", extra="ignore", frozen=True
+        env_prefix=_PREFIX, env_file=_ENV_FILE, extra="ignore", frozen=True
     )
 
     database_url: str = "sqlite:///./payrecon.db"
@@ -88,11 +111,11 @@ class Settings(BaseSettings):
     @classmethod
     def _database_url(cls, value: str) -> str:
         try:
-            url = make_url(value)
+            url = normalise_url(value)  # postgres:// and postgresql:// mean psycopg
         except ArgumentError as exc:
             raise ValueError("not a database URL") from exc
-        if url.get_backend_name() not in {"sqlite", "postgresql"}:
-            raise ValueError("only sqlite and postgresql URLs are supported")
+        if url.drivername not in {"sqlite", "sqlite+pysqlite", "postgresql+psycopg"}:
+            raise ValueError("only sqlite:// and postgresql:// (psycopg) URLs are supported")
         return value
 
     @field_validator("provider_base_url")
@@ -141,6 +164,16 @@ class Settings(BaseSettings):
             raise ValueError("webhook_token: must be letters and digits only (it is a URL path)")
         return self
 
+    def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:
+        # SecretStr fields hide themselves; the database password and alert URLs are plain
+        # strings, so they are masked here (repr and str both come through this).
+        for name, value in super().__repr_args__():
+            if name == "database_url":
+                value = _masked_database_url(value)
+            elif name == "alert_urls":
+                value = [f"{urlsplit(url).scheme}://{REDACTED}" for url in value]
+            yield name, value
+
     @property
     def is_sqlite(self) -> bool:
         """True when the ledger lives in a SQLite file."""
@@ -162,3 +195,66 @@ def load_settings(**overrides: Any) -> Settings:
         if not field and ":" in message:
             field, _, message = message.partition(": ")
         raise ConfigError(_PREFIX + field.upper(), message) from None
+
+
+def _masked_database_url(url: str) -> str:
+    password = urlsplit(url).password
+    if not password:
+        return url
+    return url.replace(f":{password}@", f":{REDACTED}@", 1)
+
+
+def _alert_url_secrets(url: str) -> list[str]:
+    # Every alert URL is a secret (slack://T/B/C holds its tokens in the path, mailtos:// a
+    # password): the URL, its parts after the scheme, and each token-like part of it.
+    parts = urlsplit(url)
+    found = [url, url.partition("://")[2]]
+    if parts.password:
+        found += [parts.password, unquote(parts.password)]
+    tokens = [parts.username or "", *parts.path.split("/")]
+    tokens += [value for _, value in parse_qsl(parts.query)]
+    host = parts.netloc.rpartition("@")[2]  # as written: hostname is lower-cased
+    if "." not in host:  # a token where a host would be (slack://T/B/C)
+        tokens.append(host)
+    found += [t for token in tokens for t in (token, unquote(token)) if len(t) >= _MIN_URL_TOKEN]
+    return found
+
+
+def secret_values(settings: Settings) -> list[str]:
+    """Every secret a log line, repr or error message must never show (spec: Settings)."""
+    values = [
+        value.get_secret_value()
+        for value in settings.__dict__.values()
+        if isinstance(value, SecretStr)
+    ]
+    password = urlsplit(settings.database_url).password
+    if password:
+        values += [password, unquote(password)]
+    for url in settings.alert_urls:
+        values += _alert_url_secrets(url)
+    return [value for value in values if value]
+
+
+def unknown_names(
+    environ: Mapping[str, str] | None = None, env_file: str = _ENV_FILE
+) -> list[tuple[str, str | None]]:
+    """Each `PAYRECON_*` name set in the environment or the .env file that payrecon does not
+    read, once, with the closest name it does read (or None)."""
+    from dotenv import dotenv_values
+
+    environ = os.environ if environ is None else environ
+    names = [*environ, *dotenv_values(env_file)] if os.path.isfile(env_file) else [*environ]
+    known = [name.upper() for name in Settings.model_fields]
+    seen: set[str] = set()
+    found: list[tuple[str, str | None]] = []
+    for name in names:
+        upper = name.upper()  # pydantic-settings reads names case-insensitively
+        if not upper.startswith(_PREFIX) or upper in seen:
+            continue
+        seen.add(upper)
+        if upper.removeprefix(_PREFIX) in known or upper in OTHER_NAMES:
+            continue
+        # Compared without the prefix every name shares, which would make anything look close.
+        closest = difflib.get_close_matches(upper.removeprefix(_PREFIX), known, n=1)
+        found.append((name, _PREFIX + closest[0] if closest else None))
+    return found

@@ -17,7 +17,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ledger.db import create_db_engine, writable
+from ledger.db import create_db_engine, readiness
+from ledger.migrate import head_revision
 from receiver import admin, reports
 from receiver.adminauth import admin_only
 from receiver.auth import SenderPolicy
@@ -52,8 +53,9 @@ async def healthz(request: Request) -> Response:
 
 
 async def readyz(request: Request) -> Response:
-    """200 when the database answers and would take a write, else 503 saying why."""
-    state = await run_in_threadpool(writable, request.app.state.engine)
+    """200 when the ledger is at the code's revision and took a small write, else 503 saying
+    why (`unavailable`, `locked`, `read_only`, `schema_outdated`)."""
+    state = await run_in_threadpool(readiness, request.app.state.engine, revision=head_revision())
     if state == "ok":
         return JSONResponse({"status": "ok", "database": "ok"})
     return JSONResponse({"status": "error", "database": state}, status_code=503)

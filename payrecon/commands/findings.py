@@ -37,7 +37,7 @@ def findings() -> None:
 @click.pass_context
 def findings_list(ctx: click.Context, open_only: bool, kind: str | None, as_json: bool) -> None:
     """List findings, oldest first (acknowledged ones are marked, never hidden)."""
-    engine = app_context(ctx).engine()
+    engine = app_context(ctx).engine(read_only=True)
     try:
         with read_session(engine) as session:
             items = list_findings(session, open_only=open_only, kind=kind)

@@ -44,7 +44,7 @@ def report(
         fail("--format xlsx needs --output FILE", EXIT_USAGE)
     app = app_context(ctx)
     stale_after = app.settings().stale_after
-    engine = app.engine()
+    engine = app.engine(read_only=True)
     try:
         with read_session(engine) as session:
             write_report(

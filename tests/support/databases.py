@@ -65,6 +65,14 @@ class PostgresFactory:
         self.created.append(name)
         return self.url_of(name)
 
+    def empty(self) -> str:
+        """A fresh database that was never migrated (no tables at all); its URL."""
+        name = f"{self.prefix}_{next(_counter)}"
+        _admin_execute(f"DROP DATABASE IF EXISTS {name}")
+        _admin_execute(f"CREATE DATABASE {name}")
+        self.created.append(name)
+        return self.url_of(name)
+
     def drop_all(self) -> None:
         """Drop every database this factory made (closing their connections first)."""
         for name in reversed(self.created):

@@ -96,3 +96,25 @@ def test_lines_go_to_the_stderr_of_the_moment(capsys: pytest.CaptureFixture[str]
         sys.stderr = saved
     assert _lines(replaced.getvalue())[0]["event"] == "moved"
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("source", ["structlog", "stdlib"])
+def test_a_logged_exception_keeps_its_traceback_in_the_json_line(
+    capsys: pytest.CaptureFixture[str], source: str
+) -> None:
+    """An exception logged with exc_info (ours or a library's, like uvicorn's "Exception in
+    ASGI application") is written into its JSON line as traceback text, scrubbed of secrets."""
+    configure_logging(secrets=["hunter2-secret"], json=True)
+    try:
+        raise ValueError("bad thing near hunter2-secret")
+    except ValueError:
+        if source == "structlog":
+            structlog.get_logger("t").exception("failed")
+        else:
+            logging.getLogger("uvicorn.error").exception("Exception in ASGI application")
+    (line,) = _lines(capsys.readouterr().err)
+    text = str(line["exception"])
+    assert text.startswith("Traceback (most recent call last):")
+    assert 'raise ValueError("bad thing near [redacted]")' in text
+    assert text.endswith("ValueError: bad thing near [redacted]")
+    assert "exc_info" not in line

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from ledger.db import normalise_url
 from payrecon.errors import ConfigError
-from payrecon.settings import load_settings
+from payrecon.settings import load_settings, secret_values, unknown_names
+from tests.support.secrets import ALERT_URLS, DATABASE_PASSWORD, SHOWN_NEVER, secret_settings
 
 
 def test_defaults_match_the_contract() -> None:
@@ -87,3 +91,70 @@ def test_a_dotenv_file_is_read(tmp_path, monkeypatch: pytest.MonkeyPatch) -> Non
     (tmp_path / ".env").write_text("PAYRECON_STALE_AFTER=60\n")
     monkeypatch.chdir(tmp_path)
     assert load_settings().stale_after == 60
+
+
+def set_all_secrets(monkeypatch: pytest.MonkeyPatch, database_url: str) -> None:
+    """Set every secret setting (database password included) to a recognisable value."""
+    for name, value in secret_settings(database_url).items():
+        monkeypatch.setenv(name, value)
+
+
+def test_repr_and_str_of_settings_show_no_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    """repr() and str() of Settings hide every secret, the database password and each alert
+    URL, while still saying which settings are set."""
+    set_all_secrets(monkeypatch, f"postgresql://payrecon:{DATABASE_PASSWORD}@db.example/ledger")
+    settings = load_settings()
+    for text in (repr(settings), str(settings)):
+        assert [secret for secret in SHOWN_NEVER if secret in text] == []
+        assert "payrecon:[redacted]@db.example/ledger" in text
+        assert "'slack://[redacted]'" in text and "'mailtos://[redacted]'" in text
+    assert settings.alert_urls == ALERT_URLS.split()  # the sink still gets the real URLs
+
+
+def test_secret_values_cover_every_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    """secret_values (what logs and error lines are scrubbed of) holds every secret."""
+    set_all_secrets(monkeypatch, f"postgresql://payrecon:{DATABASE_PASSWORD}@db.example/ledger")
+    values = secret_values(load_settings())
+    assert [secret for secret in SHOWN_NEVER if secret not in values] == []
+
+
+@pytest.mark.parametrize("scheme", ["postgres", "postgresql", "postgresql+psycopg"])
+def test_postgresql_urls_are_accepted_in_every_spelling(
+    monkeypatch: pytest.MonkeyPatch, scheme: str
+) -> None:
+    """postgres:// and postgresql:// both mean PostgreSQL through psycopg."""
+    monkeypatch.setenv("PAYRECON_DATABASE_URL", f"{scheme}://u@127.0.0.1:5432/ledger")
+    settings = load_settings()
+    assert normalise_url(settings.database_url).drivername == "postgresql+psycopg"
+    assert not settings.is_sqlite
+
+
+def test_a_postgresql_driver_other_than_psycopg_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A driver payrecon does not ship (psycopg2, asyncpg) is a configuration error."""
+    monkeypatch.setenv("PAYRECON_DATABASE_URL", "postgresql+asyncpg://u@127.0.0.1/ledger")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert caught.value.variable == "PAYRECON_DATABASE_URL"
+
+
+def test_unknown_names_come_once_with_the_closest_known_name(tmp_path: Path) -> None:
+    """Misspelt PAYRECON_* names from the environment and the .env file are reported once
+    each, with the closest setting; known names, other programs' names and the names payrecon's
+    own tools read are not."""
+    env_file = tmp_path / ".env"
+    env_file.write_text("PAYRECON_WEBHOOK_TOKN=x\nPAYRECON_DATABSE_URL=y\nOTHER=1\n")
+    environ = {
+        "PAYRECON_DATABSE_URL": "sqlite:///x.db",
+        "PAYRECON_STALE_AFTER": "60",
+        "PAYRECON_SANDBOX_SECRET_KEY": "sk_test_x",
+        "PAYRECON_ZZZ": "1",
+        "HOME": "/root",
+    }
+    assert unknown_names(environ, str(env_file)) == [
+        ("PAYRECON_DATABSE_URL", "PAYRECON_DATABASE_URL"),
+        ("PAYRECON_ZZZ", None),
+        ("PAYRECON_WEBHOOK_TOKN", "PAYRECON_WEBHOOK_TOKEN"),
+    ]
+    assert unknown_names({"PAYRECON_STALE_AFTER": "1"}, str(tmp_path / "absent.env")) == []
