@@ -53,6 +53,7 @@ def _app(writer: _Writer, **policy: Any) -> WebhookRoutes:
         writer=writer,  # type: ignore[arg-type]
         metrics=create_metrics(),
         max_body_bytes=1024,
+        body_timeout=10.0,
     )
     return WebhookRoutes(_elsewhere, WebhookEndpoint(state))
 
