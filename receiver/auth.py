@@ -12,7 +12,7 @@ import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-from standardwebhooks.webhooks import Webhook
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from receiver.errors import ForbiddenSourceError, UnauthenticatedError
 
@@ -179,9 +179,10 @@ def check_standard(secret: str, headers: Mapping[str, str], body: bytes) -> None
     """401 unless one `webhook-signature` entry signs this id, timestamp and body."""
     try:
         presented = dict(headers)
-        presented["webhook-signature"] = well_formed_signatures(
-            presented.get("webhook-signature", "")
-        )
+        signatures = well_formed_signatures(presented.get("webhook-signature", ""))
+        if not signatures:
+            raise WebhookVerificationError("no v1 signature in webhook-signature")
+        presented["webhook-signature"] = signatures
         _standard_verifier(secret).verify(body, presented, json_parse=False)
     except Exception as exc:
         # Whatever the library or a strange header throws, the sender proved nothing: 401,
