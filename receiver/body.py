@@ -74,10 +74,10 @@ class BodyDeadline:
 
     async def receive(self, receive: Receive, limit: int) -> bytes:
         """`receive_limited`, or BodyTimeoutError once the deadline has passed."""
-        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task(loop)
         if task is None:  # pragma: no cover - always called from a task
             return await receive_limited(receive, limit)
-        loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout
         self._reads[task] = deadline
         if self._timer is None or self._loop is not loop:
