@@ -48,6 +48,7 @@ class Settings(BaseSettings):
     admin_token: SecretStr | None = None
     max_body_bytes: int = Field(default=65536, ge=256, le=16 * 1024 * 1024)
     body_timeout: float = Field(default=10.0, gt=0, le=3600)
+    header_timeout: float = Field(default=10.0, gt=0, le=3600)
     limit_concurrency: int = Field(default=500, ge=1, le=100_000)
     batch_max: int = Field(default=256, ge=1, le=10_000)
 

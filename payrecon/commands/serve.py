@@ -44,6 +44,7 @@ def listening_socket(host: str, port: int) -> socket.socket:
 def serve(ctx: click.Context, host: str, port: int, limit_concurrency: int | None) -> None:
     """Run the receiver: webhook, admin API, reports page, health and metrics."""
     from payrecon.clients import make_client
+    from payrecon.headertimeout import header_timeout_protocol
     from receiver.app import create_app, sender_policy
 
     app_ctx = app_context(ctx)
@@ -72,9 +73,11 @@ def serve(ctx: click.Context, host: str, port: int, limit_concurrency: int | Non
         log_config=None,  # keep the structlog configuration
         server_header=False,
         timeout_graceful_shutdown=10,
-        # uvicorn has no timeout for a request's headers (only for idle keep-alive connections)
-        # and PAYRECON_BODY_TIMEOUT covers webhook bodies: this cap is what bounds the work
-        # stalled or flooding senders can pin (past it, new requests get 503 at once).
+        # uvicorn times out only idle keep-alive connections: unfinished headers are closed
+        # after PAYRECON_HEADER_TIMEOUT by this protocol, and webhook bodies get 408 after
+        # PAYRECON_BODY_TIMEOUT. The cap bounds what a flood of senders can pin meanwhile
+        # (past it, new requests get 503 at once).
+        http=header_timeout_protocol(settings.header_timeout),
         limit_concurrency=limit_concurrency or settings.limit_concurrency,
     )
     server = uvicorn.Server(config)

@@ -123,3 +123,37 @@ def test_the_concurrency_limit_answers_503_past_it(
             for sock in stalled:
                 sock.close()
     assert refused.status_code == 503
+
+
+def _closed_by_server(sock: socket.socket) -> bool:
+    """True when the server closes `sock` (waits at most 20 s; a timeout means it did not)."""
+    sock.settimeout(20)
+    try:
+        return sock.recv(1) == b""
+    except TimeoutError:
+        return False
+
+
+def test_unfinished_headers_are_cut_off_after_the_header_timeout(
+    database_url: str, tmp_path: Path
+) -> None:
+    """A connection whose request headers stop half-way is closed by the server, whether it is
+    the connection's first request or a later one on a kept-alive connection."""
+    env = payrecon_env(database_url=database_url, header_timeout="0.5")
+    with _serving(env, tmp_path / "serve.log") as url:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as first:
+            first.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            assert _closed_by_server(first)
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as later:
+            later.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            answer = b""
+            for _ in range(100):  # the answer is one small response
+                answer += later.recv(65536)
+                if b'{"status":"ok"}' in answer:
+                    break
+            assert answer.startswith(b"HTTP/1.1 200 ")
+            later.sendall(b"GET /healthz HTTP/1.1\r\nHo")
+            assert _closed_by_server(later)
+        # Complete requests are served as before.
+        assert httpx.get(f"{url}/healthz").status_code == 200
