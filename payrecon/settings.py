@@ -15,6 +15,7 @@ from sqlalchemy.exc import ArgumentError
 
 from ledger.db import normalise_url
 from payrecon.errors import ConfigError
+from receiver.auth import standard_key
 from reconcile.fees import FeeSchedule, parse_fee_schedule
 
 MIN_TOKEN_LENGTH = 16
@@ -69,6 +70,9 @@ class Settings(BaseSettings):
     webhook_standard_secret: SecretStr | None = None
     admin_token: SecretStr | None = None
     max_body_bytes: int = Field(default=65536, ge=256, le=16 * 1024 * 1024)
+    body_timeout: float = Field(default=10.0, gt=0, le=3600)
+    header_timeout: float = Field(default=10.0, gt=0, le=3600)
+    limit_concurrency: int = Field(default=500, ge=1, le=100_000)
     batch_max: int = Field(default=256, ge=1, le=10_000)
 
     stale_after: int = Field(default=1800, ge=1)
@@ -144,8 +148,8 @@ class Settings(BaseSettings):
     @field_validator("webhook_standard_secret")
     @classmethod
     def _standard_secret(cls, value: SecretStr | None) -> SecretStr | None:
-        if value is not None and not value.get_secret_value().startswith("whsec_"):
-            raise ValueError("must start with whsec_")
+        if value is not None:
+            standard_key(value.get_secret_value())  # ValueError says what is wrong
         return value
 
     @model_validator(mode="after")

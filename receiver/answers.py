@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from starlette.types import Send
 
 from ledger.types import DeliveryOutcome
-from receiver.errors import IngestUnavailableError, ReceiverError
+from receiver.errors import BodyTimeoutError, IngestUnavailableError, ReceiverError
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +54,12 @@ def error_answer(exc: ReceiverError) -> Answer:
     field = getattr(exc, "field", None)
     if field:
         content["field"] = field
-    extra = {"Retry-After": "5"} if isinstance(exc, IngestUnavailableError) else None
+    extra: dict[str, str] | None = None
+    if isinstance(exc, IngestUnavailableError):
+        extra = {"Retry-After": "5"}
+    elif isinstance(exc, BodyTimeoutError):
+        # The rest of a stalled body may never come: close rather than wait to read past it.
+        extra = {"Connection": "close"}
     return render(exc.status_code, content, extra)
 
 

@@ -200,6 +200,7 @@ def create_app(
         writer=writer,
         metrics=receiver_metrics,
         max_body_bytes=settings.max_body_bytes,
+        body_timeout=settings.body_timeout,
     )
     endpoint = WebhookEndpoint(webhook)
     app = ReceiverApp(

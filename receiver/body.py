@@ -1,11 +1,14 @@
-"""Read a request body with a limit counted while streaming, never after reading it all."""
+"""Read a request body with a limit counted while streaming, never after reading it all, and
+(for webhooks) a deadline for the whole body to arrive."""
 
 from __future__ import annotations
+
+import asyncio
 
 from starlette.requests import ClientDisconnect, Request
 from starlette.types import Receive
 
-from receiver.errors import BodyTooLargeError
+from receiver.errors import BodyTimeoutError, BodyTooLargeError
 
 
 def check_declared(declared: str | None, limit: int) -> None:
@@ -51,3 +54,59 @@ async def receive_limited(receive: Receive, limit: int) -> bytes:
             raise _too_large(chunks, limit)
         if not more:
             return b"".join(chunks)
+
+
+class BodyDeadline:
+    """Cancels body reads still unfinished `timeout` seconds after they began (408).
+
+    Every read gets the same timeout, so deadlines fall in the order reads begin: one timer,
+    armed for the oldest read, serves them all. A timer per request (`asyncio.timeout`) would
+    cost more than the read itself on the webhook's hot path.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        # The reads in progress, oldest first, with their deadlines (loop time).
+        self._reads: dict[asyncio.Task[object], float] = {}
+        self._expired: set[asyncio.Task[object]] = set()
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def receive(self, receive: Receive, limit: int) -> bytes:
+        """`receive_limited`, or BodyTimeoutError once the deadline has passed."""
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task(loop)
+        if task is None:  # pragma: no cover - always called from a task
+            return await receive_limited(receive, limit)
+        deadline = loop.time() + self.timeout
+        self._reads[task] = deadline
+        if self._timer is None or self._loop is not loop:
+            self._loop = loop
+            self._timer = loop.call_at(deadline, self._expire)
+        try:
+            return await receive_limited(receive, limit)
+        except asyncio.CancelledError:
+            if task not in self._expired:
+                raise  # the server is stopping, or the sender went away
+            task.uncancel()
+            raise BodyTimeoutError(
+                f"the body did not arrive within {self.timeout:g} seconds"
+            ) from None
+        finally:
+            self._reads.pop(task, None)
+            self._expired.discard(task)
+
+    def _expire(self) -> None:
+        assert self._loop is not None
+        now = self._loop.time()
+        self._timer = None
+        late = []
+        for task, deadline in self._reads.items():
+            if deadline > now:
+                self._timer = self._loop.call_at(deadline, self._expire)
+                break
+            late.append(task)
+        for task in late:
+            del self._reads[task]
+            self._expired.add(task)
+            task.cancel()

@@ -3,7 +3,8 @@
 ReceiverError
 ├── DeliveryRejectedError          the delivery is refused and NOT archived
 │   ├── UnauthenticatedError       401: token, shared secret or signature missing or wrong
-│   └── ForbiddenSourceError       403: the sender's address is not on the allowlist
+│   ├── ForbiddenSourceError       403: the sender's address is not on the allowlist
+│   └── BodyTimeoutError           408: the body did not arrive within PAYRECON_BODY_TIMEOUT
 ├── DeliveryInvalidError           archived, not applied
 │   ├── BodyTooLargeError          413
 │   ├── BodyNotJSONError           400
@@ -42,6 +43,13 @@ class ForbiddenSourceError(DeliveryRejectedError):
 
     status_code = 403
     code = "forbidden"
+
+
+class BodyTimeoutError(DeliveryRejectedError):
+    """408: the body had not fully arrived within PAYRECON_BODY_TIMEOUT; nothing is stored."""
+
+    status_code = 408
+    code = "body_timeout"
 
 
 class DeliveryInvalidError(ReceiverError):

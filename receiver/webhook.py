@@ -20,8 +20,9 @@ from ledger.types import DeliveryOutcome, utcnow
 from receiver.answers import NOT_ALLOWED, NOT_FOUND, SUCCESS, Answer, error_answer
 from receiver.apply import IncomingDelivery
 from receiver.auth import SenderPolicy, check_body, check_source, check_token, client_address
-from receiver.body import check_declared, receive_limited
+from receiver.body import BodyDeadline, check_declared
 from receiver.errors import (
+    BodyTimeoutError,
     BodyTooLargeError,
     DeliveryInvalidError,
     DeliveryRejectedError,
@@ -62,10 +63,18 @@ class WebhookState:
     writer: GroupCommitWriter
     metrics: ReceiverMetrics
     max_body_bytes: int
+    body_timeout: float
 
 
 def _text(value: bytes | None) -> str | None:
     return None if value is None else value.decode("latin-1")
+
+
+def _forwarded_for(raw: list[tuple[bytes, bytes]]) -> str:
+    # Every X-Forwarded-For line, in order, as one list: a proxy may append a line of its own
+    # instead of extending the sender's (HAProxy's `option forwardfor`), and the walk from the
+    # right must see that line (PRODUCT.md: Robustness rules).
+    return ",".join(value.decode("latin-1") for name, value in raw if name == b"x-forwarded-for")
 
 
 def _is_json(content_type: bytes | None) -> bool:
@@ -90,6 +99,7 @@ class WebhookEndpoint:
     def __init__(self, state: WebhookState) -> None:
         self.state = state
         self.line_logger = LineLogger()
+        self.body_deadline = BodyDeadline(state.body_timeout)
         policy = state.policy
         self.body_checks = bool(
             policy.shared_secret or policy.hmac_secret or policy.standard_secret
@@ -99,13 +109,18 @@ class WebhookEndpoint:
         started = time.perf_counter()
         raw = scope["headers"]
         # Of repeated headers, checks see the first (as with Starlette's Headers); the archive
-        # and the request id keep the last, as they always have.
+        # and the request id keep the last, as they always have. X-Forwarded-For is the
+        # exception: all its lines are joined, for both.
         headers: RawHeaders = dict(reversed(raw))
         archived = {
             name.decode("latin-1"): value.decode("latin-1")[:500]
             for name, value in raw
             if name in _ARCHIVED
         }
+        if b"x-forwarded-for" in headers:
+            forwarded = _forwarded_for(raw)
+            headers[b"x-forwarded-for"] = forwarded.encode("latin-1")
+            archived["x-forwarded-for"] = forwarded[:500]
         request_id = request_id_of(archived.get("x-request-id"))
         # What structlog's contextvars would carry: every line logged for this request gets it.
         bound: dict[str, Any] = {"request_id": request_id}
@@ -161,7 +176,12 @@ class WebhookEndpoint:
             check_token(policy, token)
             try:
                 check_declared(_text(headers.get(b"content-length")), state.max_body_bytes)
-                body = await receive_limited(receive, state.max_body_bytes)
+                body = await self.body_deadline.receive(receive, state.max_body_bytes)
+            except BodyTimeoutError as exc:
+                # A stalled or trickling sender: not stored (it may never finish), and the
+                # connection is closed with the answer so the rest of the body is not awaited.
+                logger.warning("webhook body timed out", reason=exc.message, **bound)
+                return error_answer(exc)
             except BodyTooLargeError as exc:
                 if body_checks:  # unverifiable, so not authenticated: refuse without archiving
                     return error_answer(exc)

@@ -7,7 +7,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from tests.support.servers import free_port, wait_for_port
@@ -23,13 +23,17 @@ def payrecon_env(**settings: str) -> dict[str, str]:
 
 
 def start_serve(
-    env: dict[str, str], *, port: int | None = None, log: Path | None = None
+    env: dict[str, str],
+    *,
+    port: int | None = None,
+    log: Path | None = None,
+    args: Sequence[str] = (),
 ) -> tuple[subprocess.Popen[bytes], int]:
-    """Start `payrecon serve` on a free port and wait until it listens."""
+    """Start `payrecon serve` (with extra `args`) on a free port and wait until it listens."""
     port = port or free_port()
     output = log.open("ab") if log is not None else subprocess.DEVNULL
     process = subprocess.Popen(
-        [*PAYRECON, "serve", "--port", str(port)], env=env, stdout=output, stderr=output
+        [*PAYRECON, "serve", "--port", str(port), *args], env=env, stdout=output, stderr=output
     )
     try:
         wait_for_port(port, timeout=30)

@@ -5,12 +5,20 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 import time
 
 import pytest
 from standardwebhooks.webhooks import Webhook
 
-from receiver.auth import SenderPolicy, check_body, check_source, check_token, client_address
+from receiver.auth import (
+    SenderPolicy,
+    check_body,
+    check_source,
+    check_token,
+    client_address,
+    standard_key,
+)
 from receiver.errors import ForbiddenSourceError, UnauthenticatedError
 
 PROXY = "10.0.0.5"
@@ -87,7 +95,7 @@ def _dt(at: int):  # type: ignore[no-untyped-def]
 
 def test_standard_webhooks_signatures_are_verified_within_tolerance() -> None:
     """A fresh, correctly signed message passes; a tampered or stale one is refused."""
-    secret = "whsec_" + base64.b64encode(b"0123456789abcdef0123").decode()
+    secret = "whsec_" + base64.b64encode(b"0123456789abcdef01234567").decode()
     policy = SenderPolicy(standard_secret=secret)
     body = b'{"event":"transfer.success","data":{}}'
     now = int(time.time())
@@ -100,3 +108,96 @@ def test_standard_webhooks_signatures_are_verified_within_tolerance() -> None:
         check_body(
             policy, {"webhook-id": "a", "webhook-timestamp": "x", "webhook-signature": "v1"}, body
         )
+
+
+SECRET = "whsec_" + base64.b64encode(b"k" * 32).decode()
+OTHER = "whsec_" + base64.b64encode(b"o" * 32).decode()
+BODY = b'{"event":"transfer.success","data":{}}'
+
+
+@pytest.mark.parametrize(
+    "extra",
+    ["v1,a", "v1", "v1,a,b", "", "v1a,AAAA", "v2,xyz", "v1,!!!!", "v1," + "A" * 43 + "="],
+)
+def test_one_valid_signature_passes_beside_a_malformed_or_wrong_one(extra: str) -> None:
+    """A `webhook-signature` list passes when any entry is valid, whatever the others hold."""
+    headers = _standard_headers(SECRET, BODY, at=int(time.time()))
+    valid = headers["webhook-signature"]
+    policy = SenderPolicy(standard_secret=SECRET)
+    check_body(policy, {**headers, "webhook-signature": f"{extra} {valid}"}, BODY)
+    check_body(policy, {**headers, "webhook-signature": f"{valid} {extra}"}, BODY)
+    with pytest.raises(UnauthenticatedError):
+        check_body(policy, {**headers, "webhook-signature": extra}, BODY)
+
+
+def test_a_signature_by_another_key_only_is_refused() -> None:
+    """Entries that are well formed but signed with another secret do not pass."""
+    headers = _standard_headers(OTHER, BODY, at=int(time.time()))
+    with pytest.raises(UnauthenticatedError):
+        check_body(SenderPolicy(standard_secret=SECRET), headers, BODY)
+
+
+@pytest.mark.parametrize("secret", ["whsec_", "whsec_!!!!", "whsec_short", "not-whsec"])
+def test_an_unusable_standard_secret_is_a_401_not_a_crash(secret: str) -> None:
+    """Whatever goes wrong inside the signature check answers 401, never an exception."""
+    headers = _standard_headers(SECRET, BODY, at=int(time.time()))
+    with pytest.raises(UnauthenticatedError):
+        check_body(SenderPolicy(standard_secret=secret), headers, BODY)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"webhook-id": "m", "webhook-timestamp": "nan", "webhook-signature": "v1,AAAA"},
+        {"webhook-id": "m", "webhook-timestamp": "1e400", "webhook-signature": "v1,AAAA"},
+        {"webhook-id": "m", "webhook-timestamp": "-1e20", "webhook-signature": "v1,AAAA"},
+        {"webhook-id": "m", "webhook-timestamp": "1", "webhook-signature": "v1,AAAA  v1"},
+    ],
+)
+def test_strange_standard_headers_are_a_401(headers: dict[str, str]) -> None:
+    """Timestamps and signature lists no library expects are refused, not raised."""
+    with pytest.raises(UnauthenticatedError):
+        check_body(SenderPolicy(standard_secret=SECRET), headers, b"\xff\xfe")
+
+
+@pytest.mark.parametrize("size", [24, 32, 64])
+def test_a_standard_key_of_24_to_64_bytes_is_accepted_padded_or_not(size: int) -> None:
+    """The spec's 24-64 byte keys are read from base64 with or without its padding."""
+    key = bytes(range(size))
+    encoded = base64.b64encode(key).decode()
+    assert standard_key("whsec_" + encoded) == key
+    assert standard_key("whsec_" + encoded.rstrip("=")) == key
+
+
+@pytest.mark.parametrize(
+    ("secret", "says"),
+    [
+        ("whsec_", "24 to 64 bytes"),
+        ("whsec_!!!!", "followed by base64"),
+        ("whsec_short", "followed by base64"),
+        ("whsec_" + base64.b64encode(b"k" * 23).decode(), "(this one has 23)"),
+        ("whsec_" + base64.b64encode(b"k" * 65).decode(), "(this one has 65)"),
+        (base64.b64encode(b"k" * 32).decode(), "must start with whsec_"),
+    ],
+)
+def test_a_malformed_standard_secret_is_refused_saying_why(secret: str, says: str) -> None:
+    """Empty, non-base64, too short or too long keys are a ValueError that says which."""
+    with pytest.raises(ValueError, match=re.escape(says)):
+        standard_key(secret)
+
+
+def test_the_sender_policy_repr_hides_every_secret() -> None:
+    """No secret of a policy appears in its repr, while the settings that are not secret do."""
+    secrets = {
+        "token": "TokenValue0123456789",
+        "shared_secret": "shared-secret-value-0123",
+        "hmac_secret": "hmac-secret-value-0123",
+        "standard_secret": SECRET,
+    }
+    policy = SenderPolicy(**secrets, allowed_ips=frozenset({"192.0.2.1"}))
+    shown = repr(policy)
+    for name, value in secrets.items():
+        assert value not in shown, name
+        assert f"{name}='**********'" in shown
+    assert "192.0.2.1" in shown
+    assert "standard_secret=None" in repr(SenderPolicy())

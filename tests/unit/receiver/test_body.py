@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from starlette.requests import ClientDisconnect
 
-from receiver.body import check_declared, receive_limited
-from receiver.errors import BodyTooLargeError
+from receiver.body import BodyDeadline, check_declared, receive_limited
+from receiver.errors import BodyTimeoutError, BodyTooLargeError
 
 
 def _receiver(*messages: dict[str, Any]) -> tuple[Callable[[], Awaitable[Any]], list[int]]:
@@ -76,3 +76,71 @@ def test_a_declared_length_over_the_limit_is_refused_before_reading(
             check_declared(declared, 4)
     else:
         check_declared(declared, 4)
+
+
+def _trickle(pieces: int, gap: float) -> Callable[[], Awaitable[Any]]:
+    """A `receive` that hands out one byte every `gap` seconds, `pieces` times."""
+    sent = [0]
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.sleep(gap)
+        sent[0] += 1
+        return _chunk(b"x", sent[0] < pieces)
+
+    return receive
+
+
+def test_a_body_that_arrives_in_time_is_read_through_the_deadline() -> None:
+    """Reads that finish before the deadline return their body; the deadline stays quiet."""
+    deadline = BodyDeadline(30)
+
+    async def run() -> list[bytes]:
+        return list(
+            await asyncio.gather(*(deadline.receive(_trickle(3, 0), 100) for _ in range(5)))
+        )
+
+    assert asyncio.run(run()) == [b"xxx"] * 5
+
+
+def test_a_body_still_trickling_at_the_deadline_is_a_timeout() -> None:
+    """A read still waiting when the deadline passes raises BodyTimeoutError, others finish."""
+    deadline = BodyDeadline(0.2)
+
+    async def run() -> tuple[Any, ...]:
+        slow = deadline.receive(_trickle(1000, 0.01), 10_000)
+        fast = deadline.receive(_trickle(1, 0), 100)
+        return tuple(await asyncio.gather(slow, fast, return_exceptions=True))
+
+    slow, fast = asyncio.run(run())
+    assert isinstance(slow, BodyTimeoutError)
+    assert slow.status_code == 408
+    assert fast == b"x"
+
+
+def test_a_deadline_serves_reads_begun_later_and_on_a_new_loop() -> None:
+    """Each read gets its own deadline, on whichever event loop it runs."""
+    deadline = BodyDeadline(0.2)
+
+    async def staggered() -> list[Any]:
+        async def later(delay: float) -> bytes:
+            await asyncio.sleep(delay)
+            return await deadline.receive(_trickle(1000, 0.01), 10_000)
+
+        return list(await asyncio.gather(later(0), later(0.1), return_exceptions=True))
+
+    assert [type(r) for r in asyncio.run(staggered())] == [BodyTimeoutError] * 2
+    assert [type(r) for r in asyncio.run(staggered())] == [BodyTimeoutError] * 2
+
+
+def test_a_cancellation_from_elsewhere_is_not_turned_into_a_timeout() -> None:
+    """A read cancelled by the server (shutting down) is cancelled, not answered 408."""
+    deadline = BodyDeadline(30)
+
+    async def run() -> None:
+        task = asyncio.ensure_future(deadline.receive(_trickle(1000, 0.01), 10_000))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        await task
+
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(run())

@@ -53,6 +53,7 @@ def _app(writer: _Writer, **policy: Any) -> WebhookRoutes:
         writer=writer,  # type: ignore[arg-type]
         metrics=create_metrics(),
         max_body_bytes=1024,
+        body_timeout=10.0,
     )
     return WebhookRoutes(_elsewhere, WebhookEndpoint(state))
 
@@ -363,3 +364,24 @@ def test_a_sender_gone_mid_body_is_logged_as_499_and_not_archived(log_lines: Any
     assert sent == [] and writer.deliveries == []
     (line,) = log_lines()
     assert (line["status"], line["path"]) == (499, "/webhook")
+
+
+def test_the_webhook_state_repr_hides_the_sender_secrets() -> None:
+    """The state the endpoint holds shows no token, shared secret, HMAC or whsec_ secret."""
+    secrets = {
+        "token": TOKEN,
+        "shared_secret": "shared-secret-value-0123",
+        "hmac_secret": "hmac-secret-value-0123",
+        "standard_secret": "whsec_" + "a" * 32,
+    }
+    state = WebhookState(
+        policy=SenderPolicy(**secrets),
+        writer=_Writer(),  # type: ignore[arg-type]
+        metrics=create_metrics(),
+        max_body_bytes=1024,
+        body_timeout=10.0,
+    )
+    endpoint = WebhookEndpoint(state)
+    for shown in (repr(state), repr(endpoint), repr(state.policy)):
+        for name, value in secrets.items():
+            assert value not in shown, name
