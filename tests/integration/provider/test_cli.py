@@ -88,3 +88,33 @@ def test_unknown_transaction_exit_1(sandbox: Sandbox) -> None:
     done = _run(sandbox, "transaction", "nope")
     assert done.returncode == 1
     assert done.stderr.strip() == "payrecon: provider: Transaction not found"
+
+
+def test_enquiry_with_an_unlisted_bank_code_names_it_and_points_at_banks(sandbox: Sandbox) -> None:
+    """A bank code the provider does not list is one line naming it and `provider banks`, exit 2."""
+    _, number = sandbox.good_account()
+    done = _run(sandbox, "enquiry", "--account-number", number, "--bank-code", "999")
+    assert done.returncode == 2
+    # Before it, the client may log that the number is no NUBAN at an unknown bank.
+    assert done.stderr.strip().splitlines()[-1] == (
+        "payrecon: bank code 999 is not one the provider knows; "
+        "see `payrecon provider banks` for the codes"
+    )
+
+
+def test_enquiry_refused_at_a_listed_bank_says_the_account_is_not_there(sandbox: Sandbox) -> None:
+    """The sandbox's enquiry-failing account at a listed bank is an enquiry failure, exit 1."""
+    account = sandbox.accounts("enquiry_fails")[0]
+    done = _run(
+        sandbox,
+        "enquiry",
+        "--account-number",
+        account["account_number"],
+        "--bank-code",
+        account["bank_code"],
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"payrecon: account name enquiry failed: bank {account['bank_code']} holds no account "
+        f"{account['account_number']} (or the details are wrong)"
+    ]
