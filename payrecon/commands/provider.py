@@ -19,6 +19,7 @@ from provider.client import ProviderClient
 from provider.errors import (
     AuthenticationError,
     EnquiryFailedError,
+    ForeignAnswerError,
     ProviderError,
     ProviderRequestError,
     ProviderValidationError,
@@ -52,6 +53,8 @@ def _provider(ctx: click.Context) -> Iterator[ProviderClient]:
         fail("the provider refused the key in PAYRECON_PROVIDER_SECRET_KEY (401 Unauthenticated)")
     except ProviderValidationError as exc:
         fail(f"provider: {exc}: {json.dumps(exc.errors, sort_keys=True)}")
+    except ForeignAnswerError as exc:
+        fail(f"PAYRECON_PROVIDER_BASE_URL does not point at the provider: {exc}")
     except UnexpectedResponseError as exc:
         fail(f"provider: {exc} (body starts: {exc.body[:200]!r})")
     except ProviderError as exc:

@@ -7,7 +7,12 @@ import os
 import subprocess
 import sys
 
+from starlette.applications import Starlette
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
 from tests.integration.provider.conftest import Sandbox
+from tests.support.servers import running_server
 
 
 def _run(
@@ -118,3 +123,28 @@ def test_enquiry_refused_at_a_listed_bank_says_the_account_is_not_there(sandbox:
         f"payrecon: account name enquiry failed: bank {account['bank_code']} holds no account "
         f"{account['account_number']} (or the details are wrong)"
     ]
+
+
+def test_a_base_url_that_is_not_the_provider_is_named() -> None:
+    """A 404 web page instead of the provider: one line naming PAYRECON_PROVIDER_BASE_URL and
+    the URL that answered, exit 1, never the key."""
+    page = HTMLResponse("<html><h1>Not Found</h1></html>", status_code=404)
+    app = Starlette(routes=[Route("/{rest:path}", lambda _request: page)])
+    key = "sk_test_cliKeyNeverShown0"
+    with running_server(app) as url:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PAYRECON_")}
+        env.update(PAYRECON_PROVIDER_BASE_URL=url, PAYRECON_PROVIDER_SECRET_KEY=key)
+        done = subprocess.run(
+            [sys.executable, "-m", "payrecon", "provider", "banks"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "payrecon: PAYRECON_PROVIDER_BASE_URL does not point at the provider: "
+        f"GET {url}/v1/banks answered 404 with a text/html body, not the provider's JSON"
+    ]
+    assert key not in done.stdout + done.stderr
