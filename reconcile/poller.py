@@ -408,7 +408,8 @@ async def run_pass(
                 if foreign is not None:
                     # Nothing is recorded: once the URL is fixed these transfers are due at once.
                     summary.stopped = "provider_misconfigured"
-                provider_answered = foreign is None
+                # Transient failures prove nothing either way; any other answer is the provider.
+                provider_answered = any(not isinstance(a, Transient) for _, a in results)
             if summary.stopped:
                 await asyncio.to_thread(_release, engine, targets, owner=owner)
                 break
@@ -438,7 +439,7 @@ async def run_pass(
     if foreign is not None and summary.stopped == "provider_misconfigured":
         raise ProviderMisconfiguredError(
             f"PAYRECON_PROVIDER_BASE_URL does not point at the provider: {foreign.detail}; "
-            "no lookup of the pass got the provider's answer, so it stopped and recorded nothing"
+            "no lookup got the provider's answer, so the pass stopped without recording them"
         )
     sent, failed = await asyncio.to_thread(dispatch_alerts, engine, sink, now=now, policy=policy)
     summary.alerts_sent, summary.alerts_failed = sent, failed

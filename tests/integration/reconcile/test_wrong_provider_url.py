@@ -30,7 +30,7 @@ REFERENCES = ("W-1", "W-2")
 LINE = re.compile(
     r"payrecon: PAYRECON_PROVIDER_BASE_URL does not point at the provider: "
     r"GET (?P<url>http://127\.0\.0\.1:\d+\S*/v1/transaction/W-[12]) answered (?P<status>\d{3}) "
-    r".+; no lookup of the pass got the provider's answer, so it stopped and recorded nothing"
+    r".+; no lookup got the provider's answer, so the pass stopped without recording them"
 )
 
 
