@@ -148,3 +148,14 @@ def test_a_base_url_that_is_not_the_provider_is_named() -> None:
         f"GET {url}/v1/banks answered 404 with a text/html body, not the provider's JSON"
     ]
     assert key not in done.stdout + done.stderr
+
+
+def test_payrecon_commands_still_show_the_clients_log_lines(sandbox: Sandbox) -> None:
+    """Under payrecon's logging set-up the client's warnings are structured JSON lines on stderr."""
+    done = _run(sandbox, "enquiry", "--account-number", "0580000018", "--bank-code", "058")
+    lines = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    warning = [line for line in lines if line.get("event") == "provider.nuban_check_failed"]
+    assert len(warning) == 1
+    assert warning[0]["level"] == "warning"
+    assert (warning[0]["account_number"], warning[0]["bank_code"]) == ("0580000018", "058")
+    assert sandbox.config.secret_key not in done.stdout + done.stderr
