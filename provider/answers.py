@@ -16,6 +16,7 @@ from provider.errors import (
     AuthenticationError,
     DuplicateReferenceError,
     EnquiryFailedError,
+    ForeignAnswerError,
     InsufficientFundsError,
     InvalidBankCodeError,
     IPNotAllowedError,
@@ -96,7 +97,59 @@ def by_message(message: str, status_code: int) -> ProviderError | None:
     return None
 
 
-def failure(response: httpx.Response, payload: Any, text: str) -> ProviderError:
+def is_envelope(payload: Any, status: int) -> bool:
+    """Whether a body is in the provider's format (spec: every body is its JSON envelope).
+
+    A success is `{"status": "success", …}`; a refusal `{"status": "failed", "message": …}`,
+    except the whitelisting 403, whose body the spec gives as `message` only.
+    """
+    if not isinstance(payload, dict):
+        return False
+    state = payload.get("status")
+    if 200 <= status < 300 and state == "success":
+        return True
+    if not isinstance(payload.get("message"), str):
+        return False
+    return state == "failed" or (status == 403 and state is None)
+
+
+def _shown_url(request: httpx.Request) -> str:
+    # Scheme, host, port and path: never credentials in the base URL, nor the query.
+    url = request.url
+    port = f":{url.port}" if url.port is not None else ""
+    return f"{request.method} {url.scheme}://{url.host}{port}{url.path}"
+
+
+def foreign(response: httpx.Response, payload: Any, text: str, scrub: Scrub) -> ForeignAnswerError:
+    """The error for an answer that is not the provider's (a wrong base URL, a proxy page)."""
+    status = response.status_code
+    try:
+        answered = _shown_url(response.request)
+    except RuntimeError:  # a response built by hand, never sent
+        answered = "the provider URL"
+    if 300 <= status < 400:
+        location = scrub(response.headers.get("location", ""))[:200]
+        what = f"a redirect to {location!r}" if location else "a redirect"
+    elif isinstance(payload, dict | list):
+        what = "JSON that is not the provider's envelope"
+    else:
+        kind = response.headers.get("content-type", "").split(";")[0].strip() or "untyped"
+        what = f"a {kind} body, not the provider's JSON"
+    return ForeignAnswerError(
+        f"{scrub(answered)} answered {status} with {what}",
+        url=scrub(answered),
+        body=text,
+        status_code=status,
+    )
+
+
+# Statuses whose meaning does not hang on the body: a 5xx, 408 or 429 may come from a
+# proxy in front of the provider, a 401 is the key's refusal whoever says it (spec,
+# Authentication 6), and the spec does not show the 422 body.
+_BODY_FREE = frozenset({401, 408, 422, 429})
+
+
+def failure(response: httpx.Response, payload: Any, text: str, scrub: Scrub) -> ProviderError:
     """The error an unsuccessful answer stands for."""
     status = response.status_code
     message = payload.get("message") if isinstance(payload, dict) else None
@@ -105,6 +158,12 @@ def failure(response: httpx.Response, payload: Any, text: str) -> ProviderError:
     if status >= 500:
         # Whatever a 5xx says, it is not a clean refusal: the outcome is unknown.
         return ProviderUnavailableError(f"the provider answered {status}", status_code=status)
+    if 300 <= status < 400 or (
+        status not in _BODY_FREE and status < 500 and not is_envelope(payload, status)
+    ):
+        # A redirect, or a 404 page of another server, is not the provider speaking: never
+        # "not found" (PRODUCT.md, Provider misconfiguration).
+        return foreign(response, payload, text, scrub)
     if message is not None:
         mapped = by_message(message, status)
         if mapped is not None:
@@ -135,9 +194,10 @@ def interpret(response: httpx.Response, parse: Callable[[dict[str, Any]], T], sc
     payload = _decode(text)
     status = response.status_code
     if not 200 <= status < 300:
-        raise failure(response, payload, text)
-    if not isinstance(payload, dict):
-        raise UnexpectedResponseError("answer is not a JSON object", body=text, status_code=status)
+        raise failure(response, payload, text, scrub)
+    if not isinstance(payload, dict) or payload.get("status") not in ("success", "failed"):
+        # An HTML page or another service's JSON with a 200: not the provider speaking.
+        raise foreign(response, payload, text, scrub)
     if payload.get("status") == "failed":
         # The spec shows the failed enquiry's body without its status code; a 2xx
         # carrying a known refusal is still that refusal.

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import httpx
-import structlog
 from pydantic import BaseModel, SecretStr, StrictInt
 
 from provider import validation as check
 from provider.answers import interpret
 from provider.cache import TTLCache
 from provider.errors import ProviderError, ProviderRequestError, TransientError
+from provider.logs import get_logger
 from provider.models import (
     AccountEnquiry,
     Bank,
@@ -41,7 +41,7 @@ M = TypeVar("M", bound=BaseModel)
 REDACTED = "[redacted]"
 USER_AGENT = "payrecon-provider/1"
 
-logger = structlog.get_logger(__name__)
+logger = get_logger(__name__)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,9 @@
     │   ├── ProviderTimeoutError      no answer within the timeout
     │   └── RateLimitedError          429; .retry_after seconds or None
     └── UnexpectedResponseError       an answer that cannot be interpreted; .body (truncated)
+        └── ForeignAnswerError        not the provider's format at all (an HTML page, a
+                                      redirect, a 404 without its JSON envelope): the
+                                      base URL points elsewhere; .url answered
 
 Transport failures and HTTP answers are translated into this tree in one place,
 `provider.core`; callers never see an `httpx` exception. No message here ever
@@ -137,3 +140,16 @@ class UnexpectedResponseError(ProviderError):
     def __init__(self, message: str, *, body: str = "", status_code: int | None = None) -> None:
         super().__init__(message, status_code=status_code)
         self.body = body[:BODY_LIMIT]
+
+
+class ForeignAnswerError(UnexpectedResponseError):
+    """An answer not in the provider's format: whatever answered is not the provider.
+
+    Never a "not found": a wrong base URL (another server, a wrong path, a login
+    redirect) must not read as transactions the provider lost. `url` is the address
+    that answered, without credentials or query.
+    """
+
+    def __init__(self, message: str, *, url: str, body: str = "", status_code: int) -> None:
+        super().__init__(message, body=body, status_code=status_code)
+        self.url = url

@@ -10,6 +10,7 @@ ReconcileError
 │   ├── PayoutAuthError            the provider refused our key
 │   └── PayoutPendingResolutionError  sent, answer lost: the reconciler will look it up
 ├── ProviderKeyRefusedError        a reconcile pass stopped: the provider refused the key
+├── ProviderMisconfiguredError     a reconcile pass stopped: no answer came from the provider
 ├── LeaseHeldError                 another reconciler holds the SQLite runner lease
 └── AlertURLError                  an alert URL is refused by the outbound policy
 """
@@ -127,6 +128,11 @@ class PayoutPendingResolutionError(PayoutError):
 
 class ProviderKeyRefusedError(ReconcileError):
     """The provider answered 401 to a lookup: the key is wrong, expired or of the wrong env."""
+
+
+class ProviderMisconfiguredError(ReconcileError):
+    """Every lookup of a pass got an answer not in the provider's format: the base URL is
+    wrong (another server, a wrong path, a redirect)."""
 
 
 class LeaseHeldError(ReconcileError):

@@ -24,6 +24,7 @@ from ledger.models import Finding, Transfer
 from ledger.types import FindingKind, Initiation, TransferStatus, utcnow
 from provider.errors import (
     AuthenticationError,
+    ForeignAnswerError,
     NotFoundError,
     ProviderError,
     RateLimitedError,
@@ -40,7 +41,7 @@ from reconcile.checks import (
     Uninterpretable,
     evaluate,
 )
-from reconcile.errors import ProviderKeyRefusedError
+from reconcile.errors import ProviderKeyRefusedError, ProviderMisconfiguredError
 from reconcile.lease import claim_due, hold_runner_lease, new_owner, release_runner_lease
 from reconcile.ratelimit import TokenBucket
 
@@ -99,15 +100,17 @@ class PassSummary:
     provider_errors: int = 0
     not_found: int = 0
     transient_errors: int = 0
+    foreign_answers: int = 0  # answers not in the provider's format (a wrong base URL)
     alerts_sent: int = 0
     alerts_failed: int = 0
     raised_by_kind: dict[str, int] = field(default_factory=dict)
-    stopped: str | None = None  # "provider_key_refused" when the pass stopped early
+    # "provider_key_refused" or "provider_misconfigured" when the pass stopped early
+    stopped: str | None = None
 
     @property
     def provider_unreachable(self) -> bool:
         """True when every lookup of the pass failed transiently (exit 1)."""
-        return self.checked > 0 and self.transient_errors == self.checked
+        return self.checked > 0 and self.transient_errors + self.foreign_answers == self.checked
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON summary."""
@@ -161,6 +164,18 @@ def view_of(transfer: Transfer) -> LedgerView:
     )
 
 
+@dataclass(frozen=True)
+class ForeignAnswer(Transient):
+    """Something that is not the provider answered (PRODUCT.md, Provider misconfiguration).
+
+    To the pure core it is a provider error like any transient one (no finding, checked
+    again later, never a "not found"); the pass counts it apart and stops when it is all
+    it got.
+    """
+
+    url: str = ""
+
+
 def answer_of(result: Any) -> Found | Uninterpretable:
     """A provider Transaction as the core's `Found` (or Uninterpretable when it is odd)."""
     try:
@@ -185,6 +200,8 @@ async def lookup(client: TransactionLookup, reference: str) -> Answer:
         raise
     except NotFoundError:
         return NotFound()
+    except ForeignAnswerError as exc:
+        return ForeignAnswer(exc.message, url=exc.url)
     except RateLimitedError as exc:
         return Transient(exc.message, retry_after=exc.retry_after)
     except TransientError as exc:
@@ -266,7 +283,10 @@ def _apply_one(
     summary.confirmed += verdict.newly_confirmed
     summary.pending += verdict.status is TransferStatus.PENDING
     summary.provider_errors += verdict.provider_error
-    summary.transient_errors += isinstance(answer, Transient)
+    summary.transient_errors += isinstance(answer, Transient) and not isinstance(
+        answer, ForeignAnswer
+    )
+    summary.foreign_answers += isinstance(answer, ForeignAnswer)
     summary.not_found += isinstance(answer, NotFound)
 
 
@@ -353,7 +373,9 @@ async def run_pass(
     `now` is the pass's clock (tests pass a fake one). On SQLite the runner lease is
     taken first (LeaseHeldError when another reconciler holds it) and released at the
     end unless `keep_runner_lease`. A refused key stops the pass: one alert, then
-    ProviderKeyRefusedError.
+    ProviderKeyRefusedError. When every lookup of the pass's first chunk got an answer
+    that is not the provider's (a wrong base URL), nothing is recorded and
+    ProviderMisconfiguredError is raised.
     """
     now = now or utcnow()
     owner = owner or new_owner()
@@ -367,6 +389,8 @@ async def run_pass(
     if sqlite:
         await asyncio.to_thread(_hold, engine, owner, now, lease_ttl)
     applying: asyncio.Task[None] | None = None
+    provider_answered = False
+    foreign: ForeignAnswer | None = None
     try:
         while True:
             targets = await asyncio.to_thread(
@@ -379,6 +403,13 @@ async def run_pass(
                 results = await _lookups(client, targets, semaphore, bucket)
             except* AuthenticationError:
                 summary.stopped = "provider_key_refused"
+            if not summary.stopped and not provider_answered:
+                foreign = _all_foreign(results)
+                if foreign is not None:
+                    # Nothing is recorded: once the URL is fixed these transfers are due at once.
+                    summary.stopped = "provider_misconfigured"
+                # Transient failures prove nothing either way; any other answer is the provider.
+                provider_answered = any(not isinstance(a, Transient) for _, a in results)
             if summary.stopped:
                 await asyncio.to_thread(_release, engine, targets, owner=owner)
                 break
@@ -405,10 +436,25 @@ async def run_pass(
             "the provider refused the secret key (PAYRECON_PROVIDER_SECRET_KEY): "
             "401 Unauthenticated; the pass stopped"
         )
+    if foreign is not None and summary.stopped == "provider_misconfigured":
+        raise ProviderMisconfiguredError(
+            f"PAYRECON_PROVIDER_BASE_URL does not point at the provider: {foreign.detail}; "
+            "no lookup got the provider's answer, so the pass stopped without recording them"
+        )
     sent, failed = await asyncio.to_thread(dispatch_alerts, engine, sink, now=now, policy=policy)
     summary.alerts_sent, summary.alerts_failed = sent, failed
     logger.info("reconcile_pass", **{k: v for k, v in summary.as_dict().items() if v})
     return summary
+
+
+def _all_foreign(results: Sequence[tuple[_Target, Answer]]) -> ForeignAnswer | None:
+    """The first answer when every answer of `results` came from something not the provider."""
+    answers = [answer for _, answer in results]
+    if answers and all(isinstance(answer, ForeignAnswer) for answer in answers):
+        first = answers[0]
+        assert isinstance(first, ForeignAnswer)
+        return first
+    return None
 
 
 def _hold(engine: Engine, owner: str, now: dt.datetime, ttl: float) -> None:

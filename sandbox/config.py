@@ -15,7 +15,10 @@ from sandbox.faults import Faults
 ENVIRONMENTS = ("sandbox", "production")
 _KEY_TAG = {"sandbox": "test", "production": "live"}
 _OTP = re.compile(r"[0-9]{6}")
-_KEY_BODY = re.compile(r"[A-Za-z0-9_\-]{8,200}")
+# The spec fixes only the prefix (Authentication 2); the rest is any visible ASCII that an
+# Authorization header can carry, at least one character so a bare prefix (an unset shell
+# variable after it) is caught.
+_KEY_BODY = re.compile(r"[!-~]{1,200}")
 
 
 def key_prefixes(environment: str) -> tuple[str, str]:
@@ -92,8 +95,8 @@ class SandboxConfig:
                 object.__setattr__(self, name, new_key(prefix))
             elif not value.startswith(prefix) or not _KEY_BODY.fullmatch(value[len(prefix) :]):
                 raise ConfigError(
-                    f"{name.replace('_', ' ')} must look like {prefix}… "
-                    f"(8+ letters, digits, '_' or '-') for the {self.environment} environment",
+                    f"{name.replace('_', ' ')} must be {prefix} followed by at least one "
+                    f"visible character (no spaces) for the {self.environment} environment",
                     field=name,
                 )
         if not self.otp:

@@ -18,6 +18,8 @@ from payrecon.errors import ConfigError
 from provider.client import ProviderClient
 from provider.errors import (
     AuthenticationError,
+    EnquiryFailedError,
+    ForeignAnswerError,
     ProviderError,
     ProviderRequestError,
     ProviderValidationError,
@@ -51,6 +53,8 @@ def _provider(ctx: click.Context) -> Iterator[ProviderClient]:
         fail("the provider refused the key in PAYRECON_PROVIDER_SECRET_KEY (401 Unauthenticated)")
     except ProviderValidationError as exc:
         fail(f"provider: {exc}: {json.dumps(exc.errors, sort_keys=True)}")
+    except ForeignAnswerError as exc:
+        fail(f"PAYRECON_PROVIDER_BASE_URL does not point at the provider: {exc}")
     except UnexpectedResponseError as exc:
         fail(f"provider: {exc} (body starts: {exc.body[:200]!r})")
     except ProviderError as exc:
@@ -132,8 +136,30 @@ def banks(ctx: click.Context, as_json: bool) -> None:
 def enquiry(ctx: click.Context, account_number: str, bank_code: str, as_json: bool) -> None:
     """Look up the name on a bank account (account name enquiry)."""
     with _provider(ctx) as client:
-        result = client.account_enquiry(account_number, bank_code)
+        try:
+            result = client.account_enquiry(account_number, bank_code)
+        except EnquiryFailedError:
+            # The spec's enquiry refusal is one text for every cause; the bank list tells
+            # an unknown bank code (a usage error) from an account the bank does not hold.
+            if not _bank_listed(client, bank_code):
+                fail(
+                    f"bank code {bank_code} is not one the provider knows; "
+                    "see `payrecon provider banks` for the codes",
+                    EXIT_USAGE,
+                )
+            fail(
+                f"account name enquiry failed: bank {bank_code} holds no account "
+                f"{account_number} (or the details are wrong)"
+            )
     _show(result, "Account enquiry", as_json)
+
+
+def _bank_listed(client: ProviderClient, bank_code: str) -> bool:
+    """Whether the provider lists `bank_code`; True when the list cannot be had (no claim)."""
+    try:
+        return any(bank.code == bank_code for bank in client.banks())
+    except ProviderError:
+        return True
 
 
 @provider.command("transaction")

@@ -21,7 +21,7 @@ from payrecon.settings import Settings
 from payrecon.wiring import make_alert_sink, make_lookup_client
 from reconcile.alert_text import job_failed_alert
 from reconcile.alerts import AlertSink, send_keyed_alert
-from reconcile.errors import LeaseHeldError, ProviderKeyRefusedError
+from reconcile.errors import LeaseHeldError, ProviderKeyRefusedError, ProviderMisconfiguredError
 from reconcile.lease import new_owner, release_runner_lease
 from reconcile.poller import PassSummary, run_pass
 from reconcile.scheduler import StopFlag, run_every
@@ -53,7 +53,7 @@ async def _one_pass(
 
 
 def _fail_known(exc: Exception) -> NoReturn:
-    if isinstance(exc, ProviderKeyRefusedError | LeaseHeldError):
+    if isinstance(exc, ProviderKeyRefusedError | ProviderMisconfiguredError | LeaseHeldError):
         fail(str(exc), EXIT_RUNTIME)
     fail(f"database unavailable: {exc}", EXIT_RUNTIME)
 
@@ -76,7 +76,12 @@ def once(ctx: click.Context, as_json: bool, fail_on_findings: bool) -> None:
     settings, engine, sink = _prepare(ctx)
     try:
         summary = asyncio.run(_one_pass(engine, settings, sink, new_owner(), keep=False))
-    except (ProviderKeyRefusedError, LeaseHeldError, DatabaseUnavailableError) as exc:
+    except (
+        ProviderKeyRefusedError,
+        ProviderMisconfiguredError,
+        LeaseHeldError,
+        DatabaseUnavailableError,
+    ) as exc:
         _fail_known(exc)
     if as_json:
         click.echo(json.dumps(summary.as_dict(), sort_keys=True))

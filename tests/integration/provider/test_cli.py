@@ -7,7 +7,12 @@ import os
 import subprocess
 import sys
 
+from starlette.applications import Starlette
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
 from tests.integration.provider.conftest import Sandbox
+from tests.support.servers import running_server
 
 
 def _run(
@@ -88,3 +93,69 @@ def test_unknown_transaction_exit_1(sandbox: Sandbox) -> None:
     done = _run(sandbox, "transaction", "nope")
     assert done.returncode == 1
     assert done.stderr.strip() == "payrecon: provider: Transaction not found"
+
+
+def test_enquiry_with_an_unlisted_bank_code_names_it_and_points_at_banks(sandbox: Sandbox) -> None:
+    """A bank code the provider does not list is one line naming it and `provider banks`, exit 2."""
+    _, number = sandbox.good_account()
+    done = _run(sandbox, "enquiry", "--account-number", number, "--bank-code", "999")
+    assert done.returncode == 2
+    # Before it, the client may log that the number is no NUBAN at an unknown bank.
+    assert done.stderr.strip().splitlines()[-1] == (
+        "payrecon: bank code 999 is not one the provider knows; "
+        "see `payrecon provider banks` for the codes"
+    )
+
+
+def test_enquiry_refused_at_a_listed_bank_says_the_account_is_not_there(sandbox: Sandbox) -> None:
+    """The sandbox's enquiry-failing account at a listed bank is an enquiry failure, exit 1."""
+    account = sandbox.accounts("enquiry_fails")[0]
+    done = _run(
+        sandbox,
+        "enquiry",
+        "--account-number",
+        account["account_number"],
+        "--bank-code",
+        account["bank_code"],
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"payrecon: account name enquiry failed: bank {account['bank_code']} holds no account "
+        f"{account['account_number']} (or the details are wrong)"
+    ]
+
+
+def test_a_base_url_that_is_not_the_provider_is_named() -> None:
+    """A 404 web page instead of the provider: one line naming PAYRECON_PROVIDER_BASE_URL and
+    the URL that answered, exit 1, never the key."""
+    page = HTMLResponse("<html><h1>Not Found</h1></html>", status_code=404)
+    app = Starlette(routes=[Route("/{rest:path}", lambda _request: page)])
+    key = "sk_test_cliKeyNeverShown0"
+    with running_server(app) as url:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PAYRECON_")}
+        env.update(PAYRECON_PROVIDER_BASE_URL=url, PAYRECON_PROVIDER_SECRET_KEY=key)
+        done = subprocess.run(
+            [sys.executable, "-m", "payrecon", "provider", "banks"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "payrecon: PAYRECON_PROVIDER_BASE_URL does not point at the provider: "
+        f"GET {url}/v1/banks answered 404 with a text/html body, not the provider's JSON"
+    ]
+    assert key not in done.stdout + done.stderr
+
+
+def test_payrecon_commands_still_show_the_clients_log_lines(sandbox: Sandbox) -> None:
+    """Under payrecon's logging set-up the client's warnings are structured JSON lines on stderr."""
+    done = _run(sandbox, "enquiry", "--account-number", "0580000018", "--bank-code", "058")
+    lines = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    warning = [line for line in lines if line.get("event") == "provider.nuban_check_failed"]
+    assert len(warning) == 1
+    assert warning[0]["level"] == "warning"
+    assert (warning[0]["account_number"], warning[0]["bank_code"]) == ("0580000018", "058")
+    assert sandbox.config.secret_key not in done.stdout + done.stderr

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 import pytest
-import structlog
 
 from provider import errors
 from provider.client import ProviderClient
@@ -67,12 +66,12 @@ def test_secret_never_reaches_logs_over_http(
     for name in (None, "httpx", "httpcore"):
         caplog.set_level(logging.DEBUG, logger=name)
     sandbox.post("/_sandbox/faults", {"lookup_5xx": 1.0})
-    with structlog.testing.capture_logs() as events, sandbox.client(max_retries=1) as client:
+    with sandbox.client(max_retries=1) as client:
         client.banks()
         with pytest.raises(errors.ProviderUnavailableError) as caught:
             client.get_transaction("anything")
     secret = sandbox.config.secret_key
     assert caplog.records
     assert secret not in caplog.text
-    assert secret not in repr(events)
+    assert secret not in repr([record.msg for record in caplog.records])
     assert secret not in str(caught.value) and secret not in repr(client)

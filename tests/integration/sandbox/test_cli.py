@@ -52,6 +52,7 @@ def test_python_m_sandbox_prints_keys_otp_and_serves(tmp_path):
         ["--environment", "staging"],
         ["--complete-after", "soon"],
         ["--secret-key", "sk_live_abcdefgh12345"],
+        ["--secret-key", "sk_test_"],
         ["--public-key", "sk_test_abcdefgh12345"],
         ["--otp", "12345"],
         ["--port", "http"],
@@ -65,3 +66,36 @@ def test_bad_option_exits_2_with_one_line(args):
     assert result.exit_code == 2
     assert len(result.output.strip().splitlines()) == 1
     assert result.output.startswith("Error: ")
+
+
+def test_a_short_secret_key_with_the_prefix_is_accepted_and_authenticates():
+    """`--secret-key sk_test_accept` starts the sandbox, which then accepts that key only."""
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sandbox",
+            "--port",
+            str(port),
+            "--secret-key",
+            "sk_test_accept",
+            "--complete-after",
+            "never",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        first = process.stdout.readline().rstrip("\n")
+        wait_for_port(port)
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
+            ok = client.get("/v1/banks", headers={"Authorization": "Bearer sk_test_accept"})
+            other = client.get("/v1/banks", headers={"Authorization": "Bearer sk_test_accepT"})
+    finally:
+        process.terminate()
+        process.communicate(timeout=15)
+    assert first == "secret key: sk_test_accept"
+    assert ok.status_code == 200
+    assert other.status_code == 401

@@ -35,7 +35,9 @@ def test_secrets_stay_out_of_repr():
         {"environment": "staging"},
         {"secret_key": "sk_live_abcdefgh1"},
         {"public_key": "sk_test_abcdefgh1"},
-        {"secret_key": "sk_test_short"},
+        {"secret_key": "sk_test_"},
+        {"secret_key": "sk_test_has space"},
+        {"public_key": "pk_test_\u00e9"},
         {"otp": "1234567"},
         {"complete_after": -1.0},
         {"wallet_balance": -1},
@@ -47,3 +49,17 @@ def test_unusable_values_raise_config_error(options):
     """A wrong-environment key, bad otp, negative numbers or a bad secret are refused."""
     with pytest.raises(ConfigError):
         SandboxConfig(**options)
+
+
+@pytest.mark.parametrize(
+    ("environment", "secret", "public"),
+    [
+        ("sandbox", "sk_test_accept", "pk_test_x"),
+        ("sandbox", "sk_test_a", "pk_test_K3y.with~marks"),
+        ("production", "sk_live_1", "pk_live_ab"),
+    ],
+)
+def test_any_key_with_the_environments_prefix_is_accepted(environment, secret, public):
+    """The spec fixes only the key prefix, so a short key like sk_test_accept is accepted as is."""
+    config = SandboxConfig(environment=environment, secret_key=secret, public_key=public)
+    assert (config.secret_key, config.public_key) == (secret, public)
