@@ -44,28 +44,22 @@ def _wants_html(request: Request) -> bool:
 
 def _page_error(request: Request, status: int, error: str, message: str) -> Response:
     """An error of the HTML page: a small page for a browser, the API's JSON for a client."""
-    headers = RETRY_AFTER if status == 503 else None
+    unavailable = status == 503
     if not _wants_html(request):
-        if status == 503:
-            return database_unavailable()
-        return _error(status, error, message)
-    title = "Report unavailable" if status == 503 else "Cannot show this report"
+        return database_unavailable() if unavailable else _error(status, error, message)
+    path = html.escape(request.url.path)
+    title, link = (
+        ("Report unavailable", f'<a href="{path}?{html.escape(request.url.query)}">Try again</a>')
+        if unavailable
+        else ("Cannot show this report", f'<a href="{path}">Show the whole ledger</a>')
+    )
     page = (
         f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{title}</title>"
         '<meta name=viewport content="width=device-width, initial-scale=1"></head>'
-        f"<body><h1>{title}</h1><p>{html.escape(message)}</p>"
-        f'<p><a href="{html.escape(request.url.path)}">Back to the whole report</a></p>'
-        "</body></html>"
+        f"<body><h1>{title}</h1><p>{html.escape(message)}</p><p>{link}</p></body></html>"
     )
-    return HTMLResponse(
-        page,
-        status,
-        headers={
-            "Content-Security-Policy": PAGE_POLICY,
-            "Cache-Control": "no-store",
-            **(headers or {}),
-        },
-    )
+    headers = {"Content-Security-Policy": PAGE_POLICY, "Cache-Control": "no-store"}
+    return HTMLResponse(page, status, headers={**headers, **(RETRY_AFTER if unavailable else {})})
 
 
 def _engine(request: Request) -> Engine:

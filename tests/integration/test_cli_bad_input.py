@@ -86,17 +86,20 @@ def test_hostile_csv_cells_refuse_the_whole_import(
     assert _stored(engine) == 0
 
 
-def test_report_days_out_of_range_exit_2(database_url: str) -> None:
-    """`report --since/--until` outside the days a period can hold (or not YYYY-MM-DD at all)
-    exit 2 with one line naming the option, never a traceback."""
+def test_days_out_of_range_exit_2(database_url: str) -> None:
+    """`report --since/--until` and `replay --since` outside the days a period can hold (or
+    not YYYY-MM-DD at all) exit 2 with one line naming the option, never a traceback."""
     cases = {
-        ("--until", "9999-12-31"): "--until must be a day from 0001-01-02 to 9999-12-30",
-        ("--since", "0001-01-01"): "--since must be a day from 0001-01-02 to 9999-12-30",
-        ("--since", "20240101xx"): "--since must be a day as YYYY-MM-DD",
-        ("--until", "2024-W01-1"): "--until must be a day as YYYY-MM-DD",
+        ("report", "--until", "9999-12-31"): "--until must be a day from 0001-01-02 to 9999-12-30",
+        ("report", "--since", "0001-01-01"): "--since must be a day from 0001-01-02 to 9999-12-30",
+        ("report", "--since", "20240101xx"): "--since must be a day as YYYY-MM-DD",
+        ("report", "--until", "2024-W01-1"): "--until must be a day as YYYY-MM-DD",
+        ("replay", "--since", "0001-01-01"): "--since must be a day from 0001-01-02 to 9999-12-30",
+        ("replay", "--since", "２０２４-01-01"): "--since must be a day as YYYY-MM-DD",
     }
-    for (option, value), needle in cases.items():
-        line = _one_line(_run(database_url, "report", option, value, "--format", "json"))
-        assert needle in line, line
+    for args, needle in cases.items():
+        line = _one_line(_run(database_url, *args))
+        assert needle in line, (args, line)
     edges = _run(database_url, "report", "--since", "0001-01-02", "--until", "9999-12-30")
-    assert edges.exit_code == 0, edges.output
+    replayed = _run(database_url, "replay", "--since", "9999-12-30")
+    assert (edges.exit_code, replayed.exit_code) == (0, 0), edges.output + replayed.output
