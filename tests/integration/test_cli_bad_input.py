@@ -103,3 +103,17 @@ def test_days_out_of_range_exit_2(database_url: str) -> None:
     edges = _run(database_url, "report", "--since", "0001-01-02", "--until", "9999-12-30")
     replayed = _run(database_url, "replay", "--since", "9999-12-30")
     assert (edges.exit_code, replayed.exit_code) == (0, 0), edges.output + replayed.output
+
+
+def test_hostile_provider_command_amounts_exit_2() -> None:
+    """`provider collection create --amount` and `provider va create --expected-amount` take
+    the same rule, refused while parsing, before any setting is read or call made."""
+    for text in HOSTILE_TEXT:
+        collection = CliRunner().invoke(
+            cli, ["provider", "collection", "create", "--reference", "C-1", f"--amount={text}"]
+        )
+        account = CliRunner().invoke(
+            cli, ["provider", "va", "create", "--type", "dynamic", f"--expected-amount={text}"]
+        )
+        assert _one_line(collection).startswith("payrecon: --amount: must be"), text
+        assert _one_line(account).startswith("payrecon: --expected-amount: must be"), text
