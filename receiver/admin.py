@@ -24,7 +24,7 @@ from ledger.queries import (
     list_transfers,
     transfer_record,
 )
-from ledger.types import FindingKind, TransferStatus, utcnow
+from ledger.types import FindingKind, TransferStatus, takes_text, utcnow
 from receiver.body import read_limited
 from receiver.errors import ReceiverError
 from receiver.expected import ExpectedInputError, parse_expected, register
@@ -90,6 +90,9 @@ def _engine(request: Request) -> Engine:
 async def get_transfer(request: Request) -> Response:
     """`GET /api/transfers/{reference}` (merchant's or provider's reference)."""
     reference = request.path_params["reference"]
+    if not takes_text(reference):
+        # A NUL no column can hold (PostgreSQL refuses it in a query): no transfer has it.
+        return api_error(404, "not_found", "no transfer with that reference")
 
     def load() -> dict[str, Any] | None:
         with read_session(_engine(request)) as session:

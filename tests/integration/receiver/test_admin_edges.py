@@ -57,6 +57,13 @@ def test_bad_listing_parameters_are_400_naming_the_parameter(receiver_url: str) 
     assert all(a.json()["message"].startswith(a.json()["parameter"]) for a in answers)
 
 
+def test_a_reference_no_column_can_hold_is_404(receiver_url: str) -> None:
+    """`GET /api/transfers/a%00b` is 404 on both databases (PostgreSQL refuses a NUL in a
+    query, which made it a server error)."""
+    answer = httpx.get(f"{receiver_url}/api/transfers/a%00b", headers=AUTH)
+    assert (answer.status_code, answer.json()["error"]) == (404, "not_found")
+
+
 def test_the_extreme_valid_values_still_list(receiver_url: str) -> None:
     """The largest cursor id, the earliest `since` and an `until` (not a listing filter) list."""
     queries = [
