@@ -4,7 +4,9 @@ LedgerError
 ├── DatabaseUnavailableError   the database cannot be reached or cannot take the write
 ├── SchemaError                the database is not at the revision this code needs
 ├── ConflictError              a write contradicts what the ledger already holds
-└── NoteError                  an acknowledgement note the ledger will not keep
+├── NoteError                  an acknowledgement note the ledger will not keep
+└── NumberInputError           money (or another count) typed by a person is not a whole
+                               number in range; also a ValueError
 """
 
 from __future__ import annotations
@@ -43,3 +45,8 @@ class ConflictError(LedgerError):
 
 class NoteError(LedgerError):
     """An acknowledgement note that is empty, too long, or holds characters no column takes."""
+
+
+class NumberInputError(LedgerError, ValueError):
+    """A number from a person (money, a cursor's id, a page size) that is not ASCII digits or
+    a JSON integer in range; the message says what is wrong, the caller names the field."""

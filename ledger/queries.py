@@ -12,10 +12,13 @@ from sqlmodel import Session, col
 
 from ledger.errors import ConflictError
 from ledger.models import Delivery, Finding, Transfer
+from ledger.money import whole_number_from_text
 from ledger.types import TransferOrigin, TransferStatus
 from ledger.upsert import insert_ignore
 
 MAX_PAGE = 500
+# Row ids are signed 64-bit on both databases; a larger number in a cursor cannot be bound.
+MAX_ROW_ID = 2**63 - 1
 
 
 def find_transfer(session: Session, reference: str, *, for_update: bool = False) -> Transfer | None:
@@ -106,9 +109,10 @@ def decode_cursor(cursor: str) -> int:
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValueError("invalid cursor") from exc
     prefix, _, number = text.partition(":")
-    if prefix != "t" or not number.isdigit():
+    if prefix != "t":
         raise ValueError("invalid cursor")
-    return int(number)
+    # A NumberInputError (a ValueError) for "t:²", "t:-1" or an id past 2^63-1.
+    return whole_number_from_text(number, minimum=0, maximum=MAX_ROW_ID)
 
 
 # The `finding` filter that keeps transfers with an open finding of any kind.

@@ -4,27 +4,60 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ledger.db import read_session, write_session
-from ledger.errors import ConflictError, LedgerError
-from ledger.queries import ANY_FINDING, find_transfer, list_transfers, transfer_record
-from ledger.types import FindingKind, TransferStatus, utcnow
+from ledger.errors import ConflictError, DatabaseUnavailableError, NumberInputError
+from ledger.money import kobo_from_json, whole_number_from_text
+from ledger.queries import (
+    ANY_FINDING,
+    MAX_PAGE,
+    decode_cursor,
+    find_transfer,
+    list_transfers,
+    transfer_record,
+)
+from ledger.types import FindingKind, TransferStatus, takes_text, utcnow
 from receiver.body import read_limited
 from receiver.errors import ReceiverError
 from receiver.expected import ExpectedInputError, parse_expected, register
 
 MAX_ADMIN_BODY = 64 * 1024
+DEFAULT_PAGE = 50
+# What a read or write raises while the database is down or cannot answer. Input is checked
+# before the database sees it, so none of these is the caller's fault: 503, as the webhook.
+DATABASE_ERRORS = (DatabaseUnavailableError, DBAPIError)
+RETRY_AFTER = {"Retry-After": "5"}
 
 
-def api_error(status: int, error: str, message: str, **extra: Any) -> JSONResponse:
+def api_error(
+    status: int,
+    error: str,
+    message: str,
+    *,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> JSONResponse:
     """A JSON error in the admin API's shape."""
-    return JSONResponse({"status": "error", "error": error, "message": message, **extra}, status)
+    content = {"status": "error", "error": error, "message": message, **extra}
+    return JSONResponse(content, status, headers=headers)
+
+
+def database_unavailable() -> JSONResponse:
+    """503 while the ledger database does not answer; the client may retry."""
+    return api_error(
+        503,
+        "database_unavailable",
+        "the ledger database is not answering; try again shortly",
+        headers=RETRY_AFTER,
+    )
 
 
 async def json_body(request: Request) -> dict[str, Any] | JSONResponse:
@@ -57,50 +90,106 @@ def _engine(request: Request) -> Engine:
 async def get_transfer(request: Request) -> Response:
     """`GET /api/transfers/{reference}` (merchant's or provider's reference)."""
     reference = request.path_params["reference"]
+    if not takes_text(reference):
+        # A NUL no column can hold (PostgreSQL refuses it in a query): no transfer has it.
+        return api_error(404, "not_found", "no transfer with that reference")
 
     def load() -> dict[str, Any] | None:
         with read_session(_engine(request)) as session:
             transfer = find_transfer(session, reference)
             return None if transfer is None else transfer_record(session, transfer)
 
-    record = await run_in_threadpool(load)
+    try:
+        record = await run_in_threadpool(load)
+    except DATABASE_ERRORS:
+        return database_unavailable()
     if record is None:
         return api_error(404, "not_found", f"no transfer with reference {reference!r}")
     return JSONResponse(record)
 
 
-def _parse_since(text: str | None) -> dt.datetime | None:
-    if not text:
-        return None
+class QueryError(ValueError):
+    """A query-string parameter that cannot be used; `parameter` names it."""
+
+    def __init__(self, parameter: str, message: str) -> None:
+        super().__init__(f"{parameter}: {message}")
+        self.parameter = parameter
+
+
+def parse_instant(text: str, *, parameter: str) -> dt.datetime:
+    """An ISO-8601 date or time from a query string, as aware UTC (naive means UTC)."""
     try:
         value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise ValueError("since must be an ISO-8601 date or time") from None
+        raise QueryError(parameter, "must be an ISO-8601 date or time") from None
     if value.tzinfo is None:
         value = value.replace(tzinfo=dt.UTC)
-    return value
+    try:
+        # 0001-01-01T00:00+14:00 is a valid ISO time whose UTC instant is before year 1.
+        return value.astimezone(dt.UTC)
+    except OverflowError:
+        raise QueryError(parameter, f"{text!r} is out of range (years 1 to 9999 UTC)") from None
+
+
+@dataclass(frozen=True)
+class TransferQuery:
+    """The filters of `GET /api/transfers`, checked."""
+
+    status: TransferStatus | None
+    finding: str | None
+    since: dt.datetime | None
+    limit: int
+    cursor: str | None
+
+
+def parse_transfer_query(query: Any) -> TransferQuery:
+    """`status`, `finding`, `since`, `limit`, `cursor`; QueryError naming the first bad one."""
+    raw_status = query.get("status") or None
+    try:
+        status = None if raw_status is None else TransferStatus(raw_status)
+    except ValueError:
+        raise QueryError("status", f"must be one of {', '.join(TransferStatus)}") from None
+    finding = query.get("finding") or None
+    if finding not in (None, ANY_FINDING, *FindingKind):
+        raise QueryError("finding", f"must be {ANY_FINDING} or a finding kind")
+    try:
+        limit = whole_number_from_text(
+            query.get("limit", str(DEFAULT_PAGE)), minimum=1, maximum=MAX_PAGE
+        )
+    except NumberInputError as exc:
+        raise QueryError("limit", str(exc)) from None
+    since = query.get("since") or None
+    cursor = query.get("cursor") or None
+    if cursor is not None:
+        try:
+            decode_cursor(cursor)
+        except ValueError:
+            raise QueryError("cursor", "is not a cursor this API gave out") from None
+    return TransferQuery(
+        status=status,
+        finding=finding,
+        since=None if since is None else parse_instant(since, parameter="since"),
+        limit=limit,
+        cursor=cursor,
+    )
 
 
 async def list_transfer_page(request: Request) -> Response:
     """`GET /api/transfers?status=&finding=&since=&limit=&cursor=`."""
-    query = request.query_params
     try:
-        status = TransferStatus(query["status"]) if query.get("status") else None
-        limit = int(query.get("limit", "50"))
-        if not 1 <= limit <= 500:
-            raise ValueError("limit must be from 1 to 500")
-        since = _parse_since(query.get("since"))
-        cursor = query.get("cursor") or None
-        finding = query.get("finding") or None
-        if finding not in (None, ANY_FINDING):
-            finding = FindingKind(finding).value  # ValueError names the unknown kind
-    except ValueError as exc:
-        return api_error(400, "invalid_query", str(exc))
+        query = parse_transfer_query(request.query_params)
+    except QueryError as exc:
+        return api_error(400, "invalid_query", str(exc), parameter=exc.parameter)
 
     def load() -> dict[str, Any]:
         with read_session(_engine(request)) as session:
             page = list_transfers(
-                session, status=status, finding=finding, since=since, limit=limit, cursor=cursor
+                session,
+                status=query.status,
+                finding=query.finding,
+                since=query.since,
+                limit=query.limit,
+                cursor=query.cursor,
             )
             return {
                 "items": [transfer_record(session, t) for t in page.items],
@@ -109,8 +198,8 @@ async def list_transfer_page(request: Request) -> Response:
 
     try:
         return JSONResponse(await run_in_threadpool(load))
-    except ValueError as exc:  # a cursor that is not ours
-        return api_error(400, "invalid_query", str(exc))
+    except DATABASE_ERRORS:
+        return database_unavailable()
 
 
 async def post_expected(request: Request) -> Response:
@@ -131,8 +220,8 @@ async def post_expected(request: Request) -> Response:
         record, created = await run_in_threadpool(store)
     except ConflictError as exc:
         return api_error(409, "conflict", str(exc))
-    except LedgerError as exc:
-        return api_error(503, "unavailable", f"ledger unavailable: {exc}")
+    except DATABASE_ERRORS:
+        return database_unavailable()
     return JSONResponse(record, status_code=201 if created else 200)
 
 
@@ -157,9 +246,10 @@ async def post_payout(request: Request) -> Response:
     missing = [name for name in _PAYOUT_FIELDS if name not in body]
     if missing:
         return api_error(422, "invalid", f"{missing[0]} is required", field=missing[0])
-    amount = body["amount"]
-    if isinstance(amount, bool) or not isinstance(amount, int):
-        return api_error(422, "invalid", "amount must be an integer number of kobo", field="amount")
+    try:
+        amount = kobo_from_json(body["amount"], minimum=1)
+    except NumberInputError as exc:
+        return api_error(422, "invalid", f"amount {exc}", field="amount")
     for name in ("bank_code", "account_number", "reference"):
         if not isinstance(body[name], str):
             return api_error(422, "invalid", f"{name} must be a string", field=name)
@@ -176,8 +266,9 @@ async def post_payout(request: Request) -> Response:
     try:
         record = await run_in_threadpool(pay)
     except PayoutError as exc:
-        return api_error(exc.kind.http_status, exc.kind.value, str(exc), reference=payout.reference)
-    except LedgerError as exc:
-        return api_error(503, "unavailable", f"ledger unavailable: {exc}")
+        # The error's own status, not its kind's: a whitelist refusal is the provider's 403.
+        return api_error(exc.http_status, exc.kind.value, str(exc), reference=payout.reference)
+    except DATABASE_ERRORS:
+        return database_unavailable()
     created = record.pop("created")
     return JSONResponse(record, status_code=201 if created else 200)

@@ -8,10 +8,14 @@ from typing import Any
 
 from sqlmodel import Session
 
+from ledger.errors import NumberInputError
 from ledger.findings import resolve_finding
+from ledger.money import kobo_from_json, kobo_from_text
 from ledger.queries import ExpectedTransfer, register_expected, transfer_record
 from ledger.types import FindingKind, TransferOrigin
-from receiver.events import MAX_KOBO, MAX_REFERENCE, storable
+from receiver.events import MAX_REFERENCE, storable
+
+MONEY_FIELDS = ("amount", "fee")
 
 
 class ExpectedInputError(ValueError):
@@ -39,19 +43,19 @@ def _reference(data: Mapping[str, Any], field: str, *, required: bool) -> str | 
 
 def _kobo(data: Mapping[str, Any], field: str, *, required: bool) -> int | None:
     value = data.get(field)
-    if value is None or value == "":
+    if value is None:
         if required:
             raise ExpectedInputError(field, "is required")
         return None
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())  # CSV cells and CLI options arrive as text
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_KOBO:
-        raise ExpectedInputError(field, "must be a whole number of kobo from 0 to 2^63-1")
-    return value
+    try:
+        return kobo_from_json(value)
+    except NumberInputError as exc:
+        raise ExpectedInputError(field, str(exc)) from None
 
 
 def parse_expected(data: Mapping[str, Any]) -> ExpectedTransfer:
-    """Validate a registration (JSON body, CSV row or CLI options)."""
+    """Validate a registration given as JSON values (a JSON body, or CLI options already
+    converted): money must be integers, never text."""
     reference = _reference(data, "reference", required=True)
     amount = _kobo(data, "amount", required=True)
     assert reference is not None and amount is not None
@@ -61,6 +65,22 @@ def parse_expected(data: Mapping[str, Any]) -> ExpectedTransfer:
         fee=_kobo(data, "fee", required=False),
         provider_reference=_reference(data, "provider_reference", required=False),
     )
+
+
+def parse_expected_row(row: Mapping[str, str | None]) -> ExpectedTransfer:
+    """Validate a registration given as text (a CSV row): money cells in ASCII digits only,
+    an empty cell meaning not given."""
+    data: dict[str, Any] = dict(row)
+    for field in MONEY_FIELDS:
+        cell = row.get(field)
+        if cell is None or not cell.strip(" \t"):
+            data[field] = None
+            continue
+        try:
+            data[field] = kobo_from_text(cell)
+        except NumberInputError as exc:
+            raise ExpectedInputError(field, str(exc)) from None
+    return parse_expected(data)
 
 
 def register(

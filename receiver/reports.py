@@ -6,20 +6,21 @@ cross-origin POSTs), so nothing here authenticates.
 
 from __future__ import annotations
 
+import html
 import json
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
 from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError, OperationalError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from ledger.db import read_session, write_session
-from ledger.errors import DatabaseUnavailableError, NoteError
+from ledger.errors import NoteError
 from ledger.findings import MAX_NOTE_CHARS, acknowledge_finding, check_note
 from ledger.types import utcnow
+from receiver.admin import DATABASE_ERRORS, RETRY_AFTER, database_unavailable
 from reconcile.reports.errors import PeriodError
 from reconcile.reports.html import PageForms, render_html
 from reconcile.reports.period import Period, parse_period
@@ -35,6 +36,30 @@ PAGE_POLICY = (
 
 def _error(status: int, error: str, message: str) -> JSONResponse:
     return JSONResponse({"status": "error", "error": error, "message": message}, status)
+
+
+def _wants_html(request: Request) -> bool:
+    return "text/html" in request.headers.get("accept", "").lower()
+
+
+def _page_error(request: Request, status: int, error: str, message: str) -> Response:
+    """An error of the HTML page: a small page for a browser, the API's JSON for a client."""
+    unavailable = status == 503
+    if not _wants_html(request):
+        return database_unavailable() if unavailable else _error(status, error, message)
+    path = html.escape(request.url.path)
+    title, link = (
+        ("Report unavailable", f'<a href="{path}?{html.escape(request.url.query)}">Try again</a>')
+        if unavailable
+        else ("Cannot show this report", f'<a href="{path}">Show the whole ledger</a>')
+    )
+    page = (
+        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{title}</title>"
+        '<meta name=viewport content="width=device-width, initial-scale=1"></head>'
+        f"<body><h1>{title}</h1><p>{html.escape(message)}</p><p>{link}</p></body></html>"
+    )
+    headers = {"Content-Security-Policy": PAGE_POLICY, "Cache-Control": "no-store"}
+    return HTMLResponse(page, status, headers={**headers, **(RETRY_AFTER if unavailable else {})})
 
 
 def _engine(request: Request) -> Engine:
@@ -67,8 +92,8 @@ async def summary_api(request: Request) -> Response:
 
     try:
         summary = await run_in_threadpool(load)
-    except (OperationalError, DBAPIError):
-        return _error(503, "database_unavailable", "the ledger database is not answering")
+    except DATABASE_ERRORS:
+        return database_unavailable()
     return JSONResponse(summary)
 
 
@@ -77,7 +102,7 @@ async def reports_page(request: Request) -> Response:
     try:
         period = _period(request.query_params)
     except PeriodError as exc:
-        return _error(400, "invalid_period", str(exc))
+        return _page_error(request, 400, "invalid_period", str(exc))
     now = utcnow()
 
     def render() -> str:
@@ -87,8 +112,10 @@ async def reports_page(request: Request) -> Response:
 
     try:
         page = await run_in_threadpool(render)
-    except (OperationalError, DBAPIError):
-        return _error(503, "database_unavailable", "the ledger database is not answering")
+    except DATABASE_ERRORS:
+        return _page_error(
+            request, 503, "database_unavailable", "the ledger database is not answering"
+        )
     return HTMLResponse(
         page, headers={"Content-Security-Policy": PAGE_POLICY, "Cache-Control": "no-store"}
     )
@@ -149,8 +176,8 @@ async def acknowledge(request: Request) -> Response:
 
     try:
         found = await run_in_threadpool(write)
-    except (DatabaseUnavailableError, OperationalError, DBAPIError):
-        return _error(503, "database_unavailable", "the ledger database is not answering")
+    except DATABASE_ERRORS:
+        return database_unavailable()
     if not found:
         return _error(404, "not_found", f"no finding with id {finding_id}")
     return RedirectResponse(_back_to_page(request, period), status_code=303)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-MAX_KOBO = 2**63 - 1
+from ledger.errors import NumberInputError
+from ledger.money import kobo_from_text
 
 
 @dataclass(frozen=True)
@@ -39,12 +40,10 @@ class FeeSchedule:
 
 
 def _kobo(text: str, what: str) -> int:
-    if not text.isdigit():
-        raise ValueError(f"{what} {text!r} is not a whole number of kobo")
-    value = int(text)
-    if value > MAX_KOBO:
-        raise ValueError(f"{what} {text!r} is too large")
-    return value
+    try:
+        return kobo_from_text(text)
+    except NumberInputError as exc:
+        raise ValueError(f"{what} {text!r} {exc}") from None
 
 
 def parse_fee_schedule(text: str) -> FeeSchedule:

@@ -28,7 +28,9 @@ import structlog
 from sqlalchemy import Engine
 
 from ledger.db import read_session, write_session
+from ledger.errors import NumberInputError
 from ledger.models import Transfer
+from ledger.money import kobo_from_json
 from ledger.queries import find_transfer
 from ledger.types import Initiation, TransferOrigin, TransferStatus
 from ledger.upsert import insert_ignore
@@ -45,6 +47,7 @@ from provider.errors import (
     ProviderValidationError,
     TransferRejectedError,
     TransientError,
+    WebhookNotConfiguredError,
 )
 from reconcile.errors import (
     DuplicatePayoutError,
@@ -58,7 +61,6 @@ from reconcile.errors import (
 
 logger = structlog.get_logger(__name__)
 
-MAX_KOBO = 2**63 - 1
 INTENT_GRACE_SECONDS = 60.0  # longer than one initiation call can take (timeout, no retry)
 FAILPOINT_ENV = "PAYRECON_FAILPOINT"
 _REFERENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,99}")
@@ -116,14 +118,10 @@ class PayoutResult:
 def validate(request: PayoutRequest) -> None:
     """Refuse a malformed request before anything is sent (PayoutInputError names the field)."""
     ref = request.reference if isinstance(request.reference, str) else None
-    if isinstance(request.amount, bool) or not isinstance(request.amount, int):
-        raise PayoutInputError(
-            "amount must be a whole number of kobo", field="amount", reference=ref
-        )
-    if not 1 <= request.amount <= MAX_KOBO:
-        raise PayoutInputError(
-            "amount must be between 1 and 2^63-1 kobo", field="amount", reference=ref
-        )
+    try:
+        kobo_from_json(request.amount, minimum=1)
+    except NumberInputError as exc:
+        raise PayoutInputError(f"amount {exc}", field="amount", reference=ref) from None
     if not isinstance(request.bank_code, str) or not _BANK.fullmatch(request.bank_code):
         raise PayoutInputError(
             "bank code must be the code from the bank list", field="bank_code", reference=ref
@@ -284,6 +282,22 @@ def _rejection(exc: ProviderError) -> tuple[str, int]:
     return exc.message, 422
 
 
+def _what_to_do(exc: ProviderError) -> str:
+    """The fix for a refusal the merchant can act on, as a clause to append ("" otherwise)."""
+    if isinstance(exc, InvalidBankCodeError | AccountNotFoundError):
+        return "; check the bank code and account number"
+    if isinstance(exc, WebhookNotConfiguredError):
+        # The provider pays out only to merchants it can notify (spec: Webhooks).
+        return (
+            "; set the webhook URL (this receiver's /webhook address) in the provider's "
+            "dashboard (on the sandbox: start it with --webhook-url URL, "
+            'or POST /_sandbox/webhook-url {"url": URL})'
+        )
+    if isinstance(exc, AccessDeniedError):
+        return "; add this server's IP address to the IP whitelist in the provider's dashboard"
+    return ""
+
+
 def _resolve_duplicate(
     engine: Engine, client: PayoutClient, request: PayoutRequest, now: dt.datetime
 ) -> PayoutResult:
@@ -370,10 +384,9 @@ def send_payout(
                 "nothing was paid",
                 reference=request.reference,
             ) from exc
-        wrong_input = isinstance(exc, InvalidBankCodeError | AccountNotFoundError)
         raise PayoutRejectedError(
-            f"the provider refused transfer {request.reference}: {cause}"
-            + ("; check the bank code and account number" if wrong_input else "")
+            f"the provider refused transfer {request.reference}: {cause.rstrip('.')}"
+            + _what_to_do(exc)
             + "; nothing was paid",
             cause=cause,
             reference=request.reference,

@@ -12,6 +12,7 @@ from ledger.types import utcnow
 from payrecon.clients import make_client
 from payrecon.context import EXIT_RUNTIME, EXIT_USAGE, app_context, fail
 from payrecon.errors import ConfigError
+from payrecon.params import PAYOUT_KOBO
 from reconcile.alert_text import naira
 from reconcile.errors import PayoutError, PayoutErrorKind
 from reconcile.fees import FeeSchedule
@@ -31,7 +32,7 @@ _WRONG_INPUT_CAUSES = {"Invalid bank code", "Account not found", "Duplicate refe
 
 
 @click.command("send")
-@click.option("--amount", required=True, type=int, help="Amount in kobo.")
+@click.option("--amount", required=True, type=PAYOUT_KOBO, help="Amount in kobo.")
 @click.option("--bank-code", required=True, help="Recipient bank code (payrecon provider banks).")
 @click.option("--account-number", required=True, help="Recipient account, exactly 10 digits.")
 @click.option("--reference", required=True, help="Your unique reference for this payout.")

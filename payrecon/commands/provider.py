@@ -15,6 +15,7 @@ from rich.table import Table
 from payrecon.clients import make_client
 from payrecon.context import EXIT_RUNTIME, EXIT_USAGE, app_context, fail
 from payrecon.errors import ConfigError
+from payrecon.params import KOBO
 from provider.client import ProviderClient
 from provider.errors import (
     AuthenticationError,
@@ -200,7 +201,7 @@ def collection_get(ctx: click.Context, reference: str, as_json: bool) -> None:
 
 @collection.command("create")
 @click.option("--reference", required=True, help="Your reference for the collection.")
-@click.option("--amount", required=True, type=int, help="Amount in kobo.")
+@click.option("--amount", required=True, type=KOBO, help="Amount in kobo.")
 @click.option("--customer-name", default=None)
 @click.option("--customer-email", default=None)
 @click.option("--customer-phone", default=None)
@@ -282,7 +283,7 @@ def va_get(ctx: click.Context, uid: str, as_json: bool) -> None:
 @click.option("--phone", default=None)
 @click.option("--bvn", default=None)
 @click.option("--customer-reference", default=None, help="Your reference for the customer.")
-@click.option("--expected-amount", type=int, default=None, help="Kobo (dynamic accounts).")
+@click.option("--expected-amount", type=KOBO, default=None, help="Kobo (dynamic accounts).")
 @json_option
 @click.pass_context
 def va_create(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 
 import click
@@ -11,8 +10,6 @@ from ledger.db import write_session
 from ledger.errors import LedgerError
 from ledger.types import utcnow
 from payrecon.context import app_context, fail
-
-LAGOS = dt.timezone(dt.timedelta(hours=1))  # Africa/Lagos has no daylight saving time
 
 
 @click.command()
@@ -26,13 +23,17 @@ LAGOS = dt.timezone(dt.timedelta(hours=1))  # Africa/Lagos has no daylight savin
 def replay(ctx: click.Context, since: str | None, as_json: bool) -> None:
     """Re-apply archived webhook deliveries in arrival order; the result equals live ingest."""
     from receiver.replay import replay as run_replay
+    from reconcile.reports.errors import PeriodError
+    from reconcile.reports.period import lagos_midnight_utc, parse_day
 
     start = None
     if since is not None:
+        # The report's rule for days: strptime took other scripts' digits, and 0001-01-01
+        # (its Lagos midnight is in year 0 UTC) failed later as "database unavailable".
         try:
-            start = dt.datetime.strptime(since, "%Y-%m-%d").replace(tzinfo=LAGOS)
-        except ValueError:
-            fail(f"--since: {since!r} is not a YYYY-MM-DD date", 2)
+            start = lagos_midnight_utc(parse_day(since, option="--since"))
+        except PeriodError as exc:
+            fail(str(exc), 2)
     app = app_context(ctx)
     try:
         with write_session(app.engine()) as session:

@@ -13,7 +13,8 @@ from ledger.errors import ConflictError, LedgerError
 from ledger.types import utcnow
 from payrecon.commands.payout import send
 from payrecon.context import EXIT_USAGE, app_context, fail
-from receiver.expected import ExpectedInputError, parse_expected, register
+from payrecon.params import KOBO
+from receiver.expected import ExpectedInputError, parse_expected, parse_expected_row, register
 
 IMPORT_COLUMNS = ("reference", "amount", "fee", "provider_reference")
 
@@ -28,12 +29,12 @@ transfer.add_command(send)
 
 @transfer.command("expect")
 @click.option("--reference", required=True, help="The merchant's reference.")
-@click.option("--amount", required=True, help="Expected amount in kobo.")
-@click.option("--fee", default=None, help="Quoted fee in kobo.")
+@click.option("--amount", required=True, type=KOBO, help="Expected amount in kobo.")
+@click.option("--fee", default=None, type=KOBO, help="Quoted fee in kobo.")
 @click.option("--provider-reference", default=None, help="The provider's reference, if known.")
 @click.pass_context
 def expect(
-    ctx: click.Context, reference: str, amount: str, fee: str | None, provider_reference: str | None
+    ctx: click.Context, reference: str, amount: int, fee: int | None, provider_reference: str | None
 ) -> None:
     """Register one transfer initiated elsewhere so the reconciler checks it."""
     app = app_context(ctx)
@@ -81,7 +82,7 @@ def import_file(ctx: click.Context, file: Path, as_json: bool) -> None:
     parsed = []
     for line, row in enumerate(rows, start=2):
         try:
-            parsed.append(parse_expected({k: row.get(k) for k in IMPORT_COLUMNS}))
+            parsed.append(parse_expected_row({k: row.get(k) for k in IMPORT_COLUMNS}))
         except ExpectedInputError as exc:
             fail(f"{file}:{line}: {exc.field}: {exc.message}", EXIT_USAGE)
     created = identical = 0

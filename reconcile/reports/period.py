@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import re
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
@@ -22,15 +23,26 @@ def lagos() -> ZoneInfo:
     return ZoneInfo(LAGOS_NAME)
 
 
+# The days whose bounds exist as UTC instants: Lagos midnight of 0001-01-01 falls in year 0
+# UTC, and the period ends at the midnight after `until`, which after 9999-12-31 is year 10000.
+FIRST_DAY = dt.date(1, 1, 2)
+LAST_DAY = dt.date(9999, 12, 30)
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
 def parse_day(value: str, *, option: str) -> dt.date:
-    """A `YYYY-MM-DD` day; PeriodError naming `option` when it is anything else."""
+    """A `YYYY-MM-DD` day from FIRST_DAY to LAST_DAY; PeriodError naming `option` otherwise."""
     text = value.strip()
     try:
-        if len(text) != 10:
+        # fromisoformat alone also takes "2024-W01-1" and even "20240101xx".
+        if not _DAY.fullmatch(text):
             raise ValueError(text)
-        return dt.date.fromisoformat(text)
+        day = dt.date.fromisoformat(text)
     except ValueError:
         raise PeriodError(f"{option} must be a day as YYYY-MM-DD, got {value!r}") from None
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise PeriodError(f"{option} must be a day from {FIRST_DAY} to {LAST_DAY}, got {value!r}")
+    return day
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,10 @@ import pytest
 from sqlalchemy import Engine
 
 from payrecon.settings import Settings, load_settings
+from provider.client import ProviderClient
 from receiver.app import create_app
+from sandbox.app import create_app as create_sandbox
+from sandbox.config import SandboxConfig
 from tests.support.servers import running_server
 
 ADMIN = "admin-token-0123456789"
@@ -35,3 +38,35 @@ def receiver_url(start_receiver: StartReceiver) -> Iterator[str]:
     """A receiver with default settings and an admin token."""
     with start_receiver(admin_token=ADMIN) as url:
         yield url
+
+
+@contextlib.contextmanager
+def payout_stack(
+    database_url: str, engine: Engine, *, secret_key: str | None = None, **config: Any
+) -> Iterator[tuple[str, str]]:
+    """A sandbox (with `config`) and a receiver paying through it with `secret_key` (the
+    sandbox's own by default); yields (receiver URL, sandbox URL)."""
+    options: dict[str, Any] = {
+        "complete_after": None,
+        "seed": 3,
+        "webhook_url": "http://127.0.0.1:9/webhook",
+        **config,
+    }
+    sandbox = SandboxConfig(**options)
+    key = secret_key or sandbox.secret_key
+    with running_server(create_sandbox(sandbox)) as sandbox_url:
+        settings = load_settings(database_url=database_url, admin_token=ADMIN)
+        app = create_app(
+            settings,
+            engine=engine,
+            payout_client_factory=lambda: ProviderClient(sandbox_url, key),
+        )
+        with running_server(app) as url:
+            yield url, sandbox_url
+
+
+@pytest.fixture
+def stack(database_url: str, engine: Engine) -> Iterator[tuple[str, str]]:
+    """A sandbox and a receiver wired to it; yields (receiver URL, sandbox URL)."""
+    with payout_stack(database_url, engine) as urls:
+        yield urls

@@ -3,37 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from typing import Any
 
 import httpx
-import pytest
 from sqlalchemy import Engine
 
 from payrecon.settings import load_settings
-from provider.client import ProviderClient
 from receiver.app import create_app
-from sandbox.app import create_app as create_sandbox
-from sandbox.config import SandboxConfig
-from tests.integration.receiver.conftest import ADMIN
+from tests.integration.receiver.conftest import ADMIN, payout_stack
 from tests.support.servers import running_server
 
 AUTH = {"authorization": f"Bearer {ADMIN}"}
 GOOD = {"amount": 250_000, "bank_code": "044", "account_number": "0440000017"}
-
-
-@pytest.fixture
-def stack(database_url: str, engine: Engine) -> Iterator[tuple[str, str]]:
-    """A sandbox and a receiver wired to it; yields (receiver URL, sandbox URL)."""
-    config = SandboxConfig(complete_after=None, seed=3, webhook_url="http://127.0.0.1:9/webhook")
-    with running_server(create_sandbox(config)) as sandbox_url:
-        settings = load_settings(database_url=database_url, admin_token=ADMIN)
-        app = create_app(
-            settings,
-            engine=engine,
-            payout_client_factory=lambda: ProviderClient(sandbox_url, config.secret_key),
-        )
-        with running_server(app) as url:
-            yield url, sandbox_url
 
 
 def test_a_payout_is_201_then_200_when_repeated(stack: tuple[str, str]) -> None:
@@ -119,3 +100,62 @@ def test_payouts_answer_503_without_provider_settings(database_url: str, engine:
         response = httpx.post(f"{url}/api/transfers", json={**GOOD, "reference": "Z"}, headers=AUTH)
     assert response.status_code == 503
     assert "PAYRECON_PROVIDER_BASE_URL" in response.json()["message"]
+
+
+def _refused(url: str, sandbox_url: str, reference: str) -> tuple[httpx.Response, dict[str, Any]]:
+    answer = httpx.post(f"{url}/api/transfers", json={**GOOD, "reference": reference}, headers=AUTH)
+    record = httpx.get(f"{url}/api/transfers/{reference}", headers=AUTH)
+    assert httpx.get(f"{sandbox_url}/_sandbox/transfers").json()["transfers"] == []
+    return answer, (record.json() if record.status_code == 200 else {})
+
+
+def test_an_empty_ip_whitelist_is_the_providers_403_with_its_message(
+    stack: tuple[str, str],
+) -> None:
+    """With whitelisting on and no entries the provider answers 403; so does the API, quoting
+    the provider's message and saying what to do (it was 422)."""
+    url, sandbox_url = stack
+    httpx.post(f"{sandbox_url}/_sandbox/whitelist", json={"enabled": True}).raise_for_status()
+    answer, record = _refused(url, sandbox_url, "WL-1")
+    message = answer.json()["message"]
+    assert (answer.status_code, answer.json()["error"]) == (403, "rejected"), answer.text
+    assert "Access denied. IP whitelisting is enabled but no IP addresses are configured" in message
+    assert "IP whitelist in the provider's dashboard" in message
+    assert (record["status"], record["initiation"]) == ("failed", "rejected")
+
+
+def test_an_address_off_the_whitelist_is_403_with_the_providers_message(
+    database_url: str, engine: Engine
+) -> None:
+    """With whitelisting on and only another address listed, the API answers 403 with the
+    provider's "not allowed" message."""
+    with payout_stack(database_url, engine, otp="246810") as (url, sandbox_url):
+        entry = {"ip": "192.0.2.10", "description": "office", "otp": "246810"}
+        httpx.post(f"{sandbox_url}/_sandbox/whitelist/entries", json=entry).raise_for_status()
+        httpx.post(f"{sandbox_url}/_sandbox/whitelist", json={"enabled": True}).raise_for_status()
+        answer, _ = _refused(url, sandbox_url, "WL-2")
+    assert answer.status_code == 403, answer.text
+    assert "Access denied. Your IP address is not allowed" in answer.json()["message"]
+
+
+def test_a_refused_secret_key_is_502_naming_the_setting(database_url: str, engine: Engine) -> None:
+    """The provider's 401 to our key is not the caller's fault: 502, naming
+    PAYRECON_PROVIDER_SECRET_KEY, and nothing is paid."""
+    wrong = "sk_test_" + "wrongkey0123456789"
+    with payout_stack(database_url, engine, secret_key=wrong) as (url, sandbox_url):
+        answer, _ = _refused(url, sandbox_url, "KEY-1")
+    assert (answer.status_code, answer.json()["error"]) == (502, "auth"), answer.text
+    assert "PAYRECON_PROVIDER_SECRET_KEY" in answer.json()["message"]
+
+
+def test_webhook_not_configured_says_how_to_fix_it(database_url: str, engine: Engine) -> None:
+    """ "Webhook not configured" tells the merchant to set the webhook URL in the provider's
+    dashboard, and how on the sandbox."""
+    with payout_stack(database_url, engine, webhook_url=None) as (url, sandbox_url):
+        answer, record = _refused(url, sandbox_url, "WH-1")
+    message = answer.json()["message"]
+    assert answer.status_code == 422, answer.text
+    assert "Webhook not configured" in message and "nothing was paid" in message
+    assert "set the webhook URL" in message and "provider's dashboard" in message
+    assert "--webhook-url" in message and "/_sandbox/webhook-url" in message
+    assert record["failure_reason"] == "Webhook not configured"

@@ -41,6 +41,11 @@ def test_no_dates_mean_the_whole_ledger() -> None:
         (None, "2025-3-1", "--until"),
         (None, "tomorrow", "--until"),
         ("2025-03-02", "2025-03-01", "after"),
+        ("20250301xx", None, "--since must be a day as YYYY-MM-DD"),
+        ("2025-W09-1", None, "--since must be a day as YYYY-MM-DD"),
+        ("２０２５-03-01", None, "--since must be a day as YYYY-MM-DD"),
+        ("0001-01-01", None, "--since must be a day from 0001-01-02"),
+        (None, "9999-12-31", "--until must be a day from 0001-01-02 to 9999-12-30"),
     ],
 )
 def test_bad_dates_raise_a_period_error_naming_the_option(
@@ -49,6 +54,13 @@ def test_bad_dates_raise_a_period_error_naming_the_option(
     """Anything but a real YYYY-MM-DD day, or a reversed period, is a PeriodError."""
     with pytest.raises(PeriodError, match=fragment):
         parse_period(since, until)
+
+
+def test_the_first_and_last_days_have_utc_bounds() -> None:
+    """0001-01-02 and 9999-12-30, the extreme days accepted, give bounds that exist in UTC."""
+    period = parse_period("0001-01-02", "9999-12-30")
+    assert period.start is not None and period.start.year == 1
+    assert period.end == dt.datetime(9999, 12, 30, 23, 0, tzinfo=UTC)
 
 
 def test_the_plus_one_hour_rule_holds_in_the_tz_database() -> None:
