@@ -1,62 +1,12 @@
-"""What an alert says: naira rendering and one title/body per finding kind, pure."""
+"""What an alert says: one plain-text title/body per finding, money in naira, pure."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from ledger.types import FindingKind
-
-_KOBO = re.compile(r"(-?\d+) kobo")
-
-WHAT_TO_DO: dict[str, str] = {
-    FindingKind.AMOUNT_MISMATCH: (
-        "Compare the provider dashboard with the ledger; if the provider moved a different "
-        "amount, raise it with the provider's support and correct the books."
-    ),
-    FindingKind.FEE_MISMATCH: (
-        "Check the fee against the contract and the initiation quote; claim the difference "
-        "from the provider if it overcharged."
-    ),
-    FindingKind.STATUS_CONFLICT: (
-        "The provider's record wins; confirm with the beneficiary whether money arrived "
-        "before telling the customer anything."
-    ),
-    FindingKind.CONFLICTING_DELIVERY: (
-        "Two deliveries of the same event disagree; the first is applied. Ask the provider "
-        "which is right."
-    ),
-    FindingKind.ORPHAN_EVENT: (
-        "A webhook named a transfer the ledger never initiated or expected: register it with "
-        "`payrecon transfer expect` if it is ours, else investigate the key's use."
-    ),
-    FindingKind.STALE_PENDING: (
-        "The transfer is still pending at the provider; contact the provider's support with "
-        "both references. Do not send it again."
-    ),
-    FindingKind.UNKNOWN_TO_PROVIDER: (
-        "The provider does not know this transfer. If it was never sent (initiation 'intent'), "
-        "no money moved: pay again with a new reference; otherwise ask the provider."
-    ),
-    FindingKind.UNVERIFIABLE: (
-        "The provider's answer could not be read; it is checked again automatically. If it "
-        "persists, look the transfer up in the provider dashboard."
-    ),
-}
-
-
-def naira(kobo: int | None) -> str:
-    """₦1,234.56 from 123456 kobo (integer arithmetic, never floats); '—' for None."""
-    if kobo is None:
-        return "—"
-    sign = "-" if kobo < 0 else ""
-    whole, part = divmod(abs(kobo), 100)
-    return f"{sign}₦{whole:,}.{part:02d}"
-
-
-def kobo_to_naira_text(text: str) -> str:
-    """Rewrite every 'N kobo' in a finding detail as naira."""
-    return _KOBO.sub(lambda m: naira(int(m.group(1))), text)
+from reconcile.advice import Figures, what_to_do
+from reconcile.durations import describe_duration
+from reconcile.reports.naira import naira, naira_text
 
 
 @dataclass(frozen=True)
@@ -79,10 +29,11 @@ def finding_alert(
     kind: str, detail: str, facts: TransferFacts, *, step: int = 0, age_seconds: float = 0.0
 ) -> tuple[str, str]:
     """The (title, body) of the alert for one finding (step > 0: a stale escalation)."""
-    escalation = f" (escalation {step}, pending {_duration(age_seconds)})" if step > 1 else ""
+    pending = describe_duration(age_seconds)
+    escalation = f" (escalation {step}, pending {pending})" if step > 1 else ""
     title = f"payrecon: {kind} on transfer {facts.reference}{escalation}"
     lines = [
-        f"What happened: {kind.replace('_', ' ')} — {kobo_to_naira_text(detail)}.",
+        f"What happened: {kind.replace('_', ' ')} — {naira_text(detail)}.",
         f"Transfer: {facts.reference} (provider reference "
         f"{facts.provider_reference or 'not known yet'}), status {facts.status}"
         f"{' (confirmed by the provider)' if facts.confirmed else ' (not confirmed)'}.",
@@ -90,7 +41,7 @@ def finding_alert(
         f"webhook {naira(facts.webhook_amount)}.",
         f"Fee: quoted {naira(facts.fee)}, provider {naira(facts.provider_fee)}, "
         f"webhook {naira(facts.webhook_fee)}.",
-        f"What to do: {WHAT_TO_DO.get(kind, 'Investigate the transfer.')}",
+        f"What to do: {what_to_do(kind, Figures.of(facts, detail))}",
     ]
     return title, "\n".join(lines)
 
@@ -112,8 +63,3 @@ def job_failed_alert(error: str) -> tuple[str, str]:
         f"What happened: {error}\nWhat to do: check the database and provider settings; the "
         "reconciler keeps trying every poll interval.",
     )
-
-
-def _duration(seconds: float) -> str:
-    hours, rest = divmod(int(seconds), 3600)
-    return f"{hours} h {rest // 60} min" if hours else f"{rest // 60} min"

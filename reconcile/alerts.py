@@ -10,7 +10,6 @@ row stays `sending`, visible to operators). Acknowledged findings do not alert.
 from __future__ import annotations
 
 import datetime as dt
-import ipaddress
 from collections.abc import Sequence
 from typing import Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -23,6 +22,7 @@ from ledger.db import read_session, write_session
 from ledger.models import Alert, Finding, Transfer
 from ledger.types import FindingKind
 from ledger.upsert import insert_ignore
+from reconcile.alert_hosts import refused_host
 from reconcile.alert_text import TransferFacts, finding_alert, key_refused_alert
 from reconcile.checks import Policy
 from reconcile.errors import AlertURLError
@@ -30,24 +30,15 @@ from reconcile.errors import AlertURLError
 logger = structlog.get_logger(__name__)
 
 STALE_STEPS = (1, 4, 24)  # multiples of PAYRECON_STALE_AFTER at which stale_pending escalates
-_LOCAL_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
+# The attributes naming where a plugin connects: its URL host, and the SMTP relay an e-mail
+# URL may name separately (`mailtos://…@example.com?smtp=HOST`).
+_TARGET_HOSTS = ("host", "smtp_host")
 
 
 class AlertSink(Protocol):
     """Where alerts go (the test seam); `send` returns None on success, else the error text."""
 
     def send(self, title: str, body: str) -> str | None: ...
-
-
-def _refused_host(host: str) -> bool:
-    name = host.strip("[]").rstrip(".").lower()
-    if name in _LOCAL_NAMES or name.endswith((".localhost", ".local", ".internal")):
-        return True
-    try:
-        address = ipaddress.ip_address(name)
-    except ValueError:
-        return False  # a DNS name: not resolved here (no blocking lookups at start-up)
-    return not address.is_global
 
 
 def check_alert_url(url: str, *, allow_insecure: bool) -> None:
@@ -67,7 +58,8 @@ def check_alert_url(url: str, *, allow_insecure: bool) -> None:
         raise AlertURLError(f"{scheme}:// sends alerts in plain text{hint}")
     # Only self-hosted targets (a plugin with a plain variant) name a host we must vet;
     # for services like slack:// the "host" is a token.
-    if any(plain) and plugin.host and _refused_host(str(plugin.host)):
+    hosts = (getattr(plugin, name, None) for name in _TARGET_HOSTS)
+    if any(plain) and any(host and refused_host(str(host)) for host in hosts):
         raise AlertURLError(f"{scheme}:// points at a loopback or private host")
 
 
@@ -75,12 +67,15 @@ def _scheme(url: str) -> str:
     return url.partition("://")[0].lower()
 
 
-def _with_timeouts(url: str, timeout: float) -> str:
+def _outbound_url(url: str, timeout: float) -> str:
     parts = urlsplit(url)
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
     query.setdefault("cto", f"{timeout:g}")
     query.setdefault("rto", f"{timeout:g}")
     query.setdefault("redirect", "no")  # a redirect could lead an alert to a private host
+    # Alerts are plain text (PRODUCT.md): a `?format=markdown|html` in the URL would make the
+    # channel render webhook-supplied text as markup again, so it is overridden.
+    query["format"] = "text"
     return urlunsplit(parts._replace(query=urlencode(query)))
 
 
@@ -94,14 +89,19 @@ class AppriseSink:
             check_alert_url(url, allow_insecure=allow_insecure)
         self._apprise = apprise.Apprise()
         for url in urls:
-            if not self._apprise.add(_with_timeouts(url, timeout)):
+            if not self._apprise.add(_outbound_url(url, timeout)):
                 raise AlertURLError(f"{_scheme(url)}://… could not be configured")
         self.channels = len(urls)
 
     def send(self, title: str, body: str) -> str | None:
-        """Notify every channel; the error text when one failed (never raises)."""
+        """Notify every channel as plain text; the error text when one failed (never raises)."""
+        import apprise
+
         try:
-            ok = self._apprise.notify(title=title, body=body)
+            # Titles and bodies quote webhook content (references, reasons): declared as plain
+            # text, each channel escapes its own markup (Slack `<`, `>`, `&`; e-mail sends no
+            # HTML part) instead of rendering `<!channel>` or `<a href>` live.
+            ok = self._apprise.notify(title=title, body=body, body_format=apprise.NotifyFormat.TEXT)
         except Exception as exc:  # a broken channel must never stop reconciliation
             return f"{type(exc).__name__}: {exc}"
         return None if ok else "at least one alert channel failed (see apprise's log line)"

@@ -11,12 +11,17 @@ when the cause goes away).
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 
 from ledger.types import FindingKind, Initiation, TransferStatus
 from reconcile.fees import FeeSchedule
 
 FINAL = frozenset({TransferStatus.SUCCESSFUL, TransferStatus.FAILED})
+_OVER_CONTRACT = "exceeds the contract fee"
+# The detail records the contract fee in force at the check: advice reads it back from there
+# rather than from today's PAYRECON_FEE_SCHEDULE, which reports do not know.
+_CONTRACT_FEE = re.compile(_OVER_CONTRACT + r" (\d+) kobo")
 
 
 @dataclass(frozen=True)
@@ -158,9 +163,15 @@ def fee_problem(
         if over:
             problems.append(
                 ", ".join(f"{n} fee {v}" for n, v in over)
-                + f" kobo exceeds the contract fee {contract} kobo"
+                + f" kobo {_OVER_CONTRACT} {contract} kobo"
             )
     return "; ".join(problems) if problems else None
+
+
+def contract_fee_in(detail: str) -> int | None:
+    """The contract fee a `fee_mismatch` detail (from `fee_problem`) says was exceeded, if any."""
+    match = _CONTRACT_FEE.search(detail)
+    return int(match.group(1)) if match else None
 
 
 def _stale(

@@ -13,10 +13,10 @@ from payrecon.clients import make_client
 from payrecon.context import EXIT_RUNTIME, EXIT_USAGE, app_context, fail
 from payrecon.errors import ConfigError
 from payrecon.params import PAYOUT_KOBO
-from reconcile.alert_text import naira
 from reconcile.errors import PayoutError, PayoutErrorKind
 from reconcile.fees import FeeSchedule
 from reconcile.payouts import Confirm, PayoutRequest, Recipient, send_payout
+from reconcile.reports.naira import naira
 
 # The caller's data is wrong → usage (2); the provider or our set-up failed → runtime (1).
 EXIT_FOR_KIND = {

@@ -8,7 +8,7 @@ from sqlalchemy import select
 from sqlmodel import Session
 
 from ledger.models import Finding, Transfer
-from reconcile.reports.hints import hint_for
+from reconcile.advice import Figures, what_to_do
 from reconcile.reports.model import iso
 from reconcile.reports.sql import T
 
@@ -30,6 +30,12 @@ def list_findings(
             F.ack_note,
             T.reference,
             T.provider_reference,
+            T.amount,
+            T.fee,
+            T.webhook_amount,
+            T.webhook_fee,
+            T.provider_amount,
+            T.provider_fee,
         )
         .select_from(Finding.__table__.join(Transfer.__table__, F.transfer_id == T.id))  # type: ignore[attr-defined]
         .order_by(F.opened_at, F.id)
@@ -49,7 +55,7 @@ def list_findings(
             "ack_note": row.ack_note,
             "reference": row.reference,
             "provider_reference": row.provider_reference,
-            "what_to_do": hint_for(row.kind),
+            "what_to_do": what_to_do(row.kind, Figures.of(row, row.detail)),
         }
         for row in session.execute(statement)
     ]

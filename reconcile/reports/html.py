@@ -11,7 +11,7 @@ from importlib import resources
 from reconcile.durations import describe_duration
 from reconcile.reports.charts import bar_chart, hbar_chart
 from reconcile.reports.model import STATUSES, OpenFinding, Report, StalePending
-from reconcile.reports.naira import naira
+from reconcile.reports.naira import naira, naira_text
 
 HTML_ROW_LIMIT = 500  # beyond this a page stops being readable; the CSV has every row
 FINDING_COLUMNS = 7  # Id, Kind, Reference, Amount, Detail, What to do, Status
@@ -216,7 +216,7 @@ def _findings_table(report: Report, forms: PageForms | None) -> str:
     rows = "".join(
         f'<tr class="{_row_class(f, forms)}"><td class=num>{f.id}</td>'
         f"<td>{escape(f.kind)}</td><td>{escape(f.reference)}</td>"
-        f"<td class=num>{naira(f.amount)}</td><td>{escape(f.detail)}</td>"
+        f"<td class=num>{naira(f.amount)}</td><td>{escape(naira_text(f.detail))}</td>"
         f'<td class="hint">{escape(f.what_to_do)}</td><td>{_ack_cell(f)}</td></tr>'
         f"{_ack_row(f, forms, report)}"
         for f in shown

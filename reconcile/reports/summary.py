@@ -11,7 +11,7 @@ from sqlmodel import Session
 
 from ledger.models import Finding, Transfer
 from ledger.types import FindingKind, TransferStatus, utcnow
-from reconcile.reports.hints import STALE_PENDING_HINT, hint_for
+from reconcile.advice import Figures, what_to_do
 from reconcile.reports.model import (
     DayLine,
     OpenFinding,
@@ -166,6 +166,13 @@ def _open_findings(session: Session, period: Period) -> list[OpenFinding]:
             F.opened_at,
             F.acknowledged_at,
             F.ack_note,
+            # Which source differs decides the advice for amount and fee findings.
+            T.amount,
+            T.fee,
+            T.webhook_amount,
+            T.webhook_fee,
+            T.provider_amount,
+            T.provider_fee,
         )
         .select_from(Finding.__table__.join(Transfer.__table__, F.transfer_id == T.id))  # type: ignore[attr-defined]
         .where(F.resolved_at.is_(None), *in_period(period))
@@ -184,7 +191,7 @@ def _open_findings(session: Session, period: Period) -> list[OpenFinding]:
             opened_at=row[7],
             acknowledged_at=row[8],
             ack_note=row[9],
-            what_to_do=hint_for(row[1]),
+            what_to_do=what_to_do(row.kind, Figures.of(row, row.detail)),
         )
         for row in session.execute(statement)
     ]
@@ -225,7 +232,7 @@ def _stale_pending(session: Session, period: Period, cutoff: dt.datetime) -> lis
             created_at=row.created_at,
             finding_id=row.id,
             acknowledged=row.acknowledged_at is not None,
-            what_to_do=STALE_PENDING_HINT,
+            what_to_do=what_to_do(FindingKind.STALE_PENDING),
         )
         for row in session.execute(statement)
     ]

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from reconcile.durations import describe_duration
 from reconcile.reports.model import STATUSES, Report
-from reconcile.reports.naira import naira
+from reconcile.reports.naira import naira, naira_text
 
 TEXT_ROW_LIMIT = 50  # longer lists belong in the CSV or the spreadsheet, not a terminal
 
@@ -97,7 +97,7 @@ def _open_findings(report: Report) -> Table:
             str(finding.id),
             finding.kind,
             escape(finding.reference),
-            escape(finding.detail) + (ack if finding.acknowledged_at else ""),
+            escape(naira_text(finding.detail)) + (ack if finding.acknowledged_at else ""),
             finding.what_to_do,
         )
     if len(report.open_findings) > len(shown):

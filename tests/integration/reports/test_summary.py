@@ -115,7 +115,16 @@ def test_pending_quotes_are_not_fees_charged_but_failed_fees_are(engine: Engine)
 def test_open_findings_keep_acknowledged_ones_marked_and_drop_resolved(engine: Engine) -> None:
     """Open and acknowledged findings are listed with a hint; resolved ones are not."""
     specs = [
-        Spec("a", "successful", START, 1000, 10, findings=[("fee_mismatch", "open")]),
+        Spec(
+            "a",
+            "successful",
+            START,
+            1000,
+            10,
+            provider_amount=1000,
+            provider_fee=15,
+            findings=[("fee_mismatch", "open")],
+        ),
         Spec("b", "failed", START, 2000, 10, findings=[("amount_mismatch", "acknowledged")]),
         Spec("c", "failed", START, 3000, 10, findings=[("status_conflict", "resolved")]),
     ]

@@ -1,36 +1,12 @@
-"""Alert text (naira rendering) and the outbound alert URL policy."""
+"""Alert text (money in naira) and the outbound alert URL policy."""
 
 from __future__ import annotations
 
 import pytest
 
-from reconcile.alert_text import TransferFacts, finding_alert, kobo_to_naira_text, naira
+from reconcile.alert_text import TransferFacts, finding_alert
 from reconcile.alerts import check_alert_url
 from reconcile.errors import AlertURLError
-
-
-@pytest.mark.parametrize(
-    ("kobo", "text"),
-    [
-        (0, "₦0.00"),
-        (5, "₦0.05"),
-        (123_456, "₦1,234.56"),
-        (100_000_000_00, "₦100,000,000.00"),
-        (-150, "-₦1.50"),
-        (2**63 - 1, "₦92,233,720,368,547,758.07"),
-        (None, "—"),
-    ],
-)
-def test_naira_from_kobo(kobo: int | None, text: str) -> None:
-    """Kobo render as naira with thousands separators and exactly two decimals."""
-    assert naira(kobo) == text
-
-
-def test_detail_kobo_becomes_naira() -> None:
-    """Every 'N kobo' in a finding detail is rewritten in naira."""
-    assert kobo_to_naira_text("expected 100000 kobo; provider 100100 kobo") == (
-        "expected ₦1,000.00; provider ₦1,001.00"
-    )
 
 
 def test_alert_names_both_references_amounts_and_advice() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from reconcile.reports.hints import hint_for
+from reconcile.advice import what_to_do
 from reconcile.reports.model import DayLine, OpenFinding, Report, StalePending, StatusTotals
 from reconcile.reports.period import Period
 
@@ -35,7 +35,7 @@ def sample_report() -> Report:
                 dt.datetime(2025, 3, 1, 9, tzinfo=UTC),
                 None,
                 None,
-                hint_for("fee_mismatch"),
+                what_to_do("fee_mismatch"),
             ),
             OpenFinding(
                 2,
@@ -48,7 +48,7 @@ def sample_report() -> Report:
                 dt.datetime(2025, 3, 1, 9, tzinfo=UTC),
                 dt.datetime(2025, 3, 2, 9, tzinfo=UTC),
                 "ours, from the old system",
-                hint_for("orphan_event"),
+                what_to_do("orphan_event"),
             ),
         ],
         stale_pending=[
@@ -60,7 +60,7 @@ def sample_report() -> Report:
                 dt.datetime(2025, 3, 2, 8, tzinfo=UTC),
                 None,
                 False,
-                hint_for("stale_pending"),
+                what_to_do("stale_pending"),
             ),
         ],
         days=[

@@ -5,12 +5,16 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import io
+import json
 import re
 
 from rich.console import Console
 
+from reconcile.advice import Figures, what_to_do
 from reconcile.reports.charts import bar_chart, hbar_chart
 from reconcile.reports.html import PageForms, render_html
+from reconcile.reports.jsonout import dumps
+from reconcile.reports.model import OpenFinding, Report
 from reconcile.reports.naira import naira
 from reconcile.reports.text import render_text
 from tests.unit.reports.samples import sample_report
@@ -102,3 +106,40 @@ def test_acknowledge_forms_sit_on_their_own_row_under_the_finding() -> None:
     for row in with_forms:
         assert row.startswith('<tr class="ack-row"><td colspan="7">')
         assert row.count("<td") == 1
+
+
+WEBHOOK_FEE_DETAIL = "fees differ: quoted 1000, webhook 1050, provider 1000 kobo"
+
+
+def _webhook_fee_report() -> Report:
+    advice = what_to_do("fee_mismatch", Figures(fee=1000, webhook_fee=1050, provider_fee=1000))
+    finding = OpenFinding(
+        7,
+        "fee_mismatch",
+        WEBHOOK_FEE_DETAIL,
+        "INV-7",
+        "TRF_7",
+        "successful",
+        100_000,
+        dt.datetime(2025, 3, 1, 9, tzinfo=dt.UTC),
+        None,
+        None,
+        advice,
+    )
+    return dataclasses.replace(sample_report(), open_findings=[finding])
+
+
+def test_text_and_html_show_finding_details_in_naira_json_keeps_kobo() -> None:
+    """Details read ₦10.00/₦10.50 in the text report and the page; JSON keeps the kobo detail."""
+    report = _webhook_fee_report()
+    out = io.StringIO()
+    render_text(report, Console(file=out, width=400), now=NOW)
+    page = render_html(report, now=NOW, forms=PageForms("/reports"))
+    naira_detail = "fees differ: quoted ₦10.00, webhook ₦10.50, provider ₦10.00"
+    for rendered in (out.getvalue(), page):
+        assert naira_detail in rendered
+        assert "1050" not in rendered
+        assert "webhook was wrong or tampered with" in rendered
+        assert "claim the difference" not in rendered
+    [listed] = json.loads(dumps(report.as_dict()))["open_findings"]
+    assert listed["detail"] == WEBHOOK_FEE_DETAIL
