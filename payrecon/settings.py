@@ -129,7 +129,12 @@ class Settings(BaseSettings):
             return None
         if not value.startswith(("http://", "https://")) or value[-3:] == "://":
             raise ValueError("must be an http:// or https:// URL")
-        return value.rstrip("/")
+        value = value.rstrip("/")
+        if value.endswith("/v1"):
+            # Every path of the spec already starts with /v1: a doubled /v1/v1/… reaches a
+            # route the provider does not have, whose enveloped 404 reads as "not found".
+            raise ValueError("must be the base address without /v1 (every path adds it)")
+        return value
 
     @field_validator("provider_secret_key")
     @classmethod

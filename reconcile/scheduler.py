@@ -15,6 +15,8 @@ from types import FrameType
 import schedule
 import structlog
 
+from reconcile.errors import ProviderKeyRefusedError, ProviderMisconfiguredError
+
 logger = structlog.get_logger(__name__)
 
 
@@ -60,6 +62,14 @@ def run_every(
     def guarded() -> None:
         try:
             job()
+        except (ProviderKeyRefusedError, ProviderMisconfiguredError) as exc:
+            # A set-up error says all there is in its message; a traceback on every pass
+            # would bury it.
+            logger.error("reconcile_pass_failed", error=str(exc))
+            try:
+                on_error(exc)
+            except Exception:
+                logger.exception("alerting_failure_failed")
         except Exception as exc:  # the loop must outlive any one failing pass
             logger.exception("reconcile_pass_failed")
             try:

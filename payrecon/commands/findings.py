@@ -19,6 +19,7 @@ from ledger.findings import acknowledge_finding, check_note
 from ledger.types import FindingKind, utcnow
 from payrecon.context import EXIT_USAGE, app_context, fail
 from reconcile.reports.findings import list_findings
+from reconcile.reports.naira import naira_text
 
 PLAIN_HEADER = ("id", "kind", "reference", "detail", "opened_at", "state")
 UNBOUNDED = 1_000_000  # measure the table's real minimum width, not one capped at the screen
@@ -66,10 +67,15 @@ def _state(item: dict[str, Any]) -> str:
     return "open"
 
 
+def _detail(item: dict[str, Any]) -> str:
+    # Text for people: figures in naira (`--json` keeps the stored kobo detail).
+    return naira_text(item["detail"])
+
+
 def _rows(items: list[dict[str, Any]], *, header: bool = False) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = [PLAIN_HEADER] if header else []
     rows.extend(
-        (str(i["id"]), i["kind"], i["reference"], i["detail"], i["opened_at"], _state(i))
+        (str(i["id"]), i["kind"], i["reference"], _detail(i), i["opened_at"], _state(i))
         for i in items
     )
     return rows

@@ -29,6 +29,8 @@ def test_defaults_match_the_contract() -> None:
         ("PAYRECON_DATABASE_URL", "not a url"),
         ("PAYRECON_DATABASE_URL", "mysql://x/y"),
         ("PAYRECON_PROVIDER_BASE_URL", "ftp://provider"),
+        ("PAYRECON_PROVIDER_BASE_URL", "https://api.provider.example/v1"),
+        ("PAYRECON_PROVIDER_BASE_URL", "http://127.0.0.1:8100/v1/"),
         ("PAYRECON_PROVIDER_SECRET_KEY", "pk_live_123"),
         ("PAYRECON_PROVIDER_ENV", "staging"),
         ("PAYRECON_FEE_SCHEDULE", "0-10:1,5-20:2"),

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import Engine
+from sqlalchemy import Engine, update
 
+from ledger.models import Finding
 from payrecon.cli import cli
 from tests.integration.reports.ledgers import UTC, Spec, insert_ledger
 from tests.support.processes import PAYRECON, payrecon_env
@@ -74,3 +76,20 @@ def test_findings_list_on_a_terminal_shows_whole_references(
     assert any("short-1" in line for line in lines)
     if columns == 240:
         assert "━" in run.output  # wide enough for the table
+
+
+def test_findings_list_shows_figures_in_naira_and_json_keeps_kobo(
+    engine: Engine, database_url: str
+) -> None:
+    """The text list reads a fee detail in naira; `--json` keeps the stored kobo detail."""
+    _ledger(engine)
+    detail = "fees differ: quoted 1000, webhook 1050, provider 1000 kobo"
+    with engine.begin() as conn:
+        conn.execute(update(Finding).values(detail=detail))
+    env = {"PAYRECON_DATABASE_URL": database_url}
+    text = CliRunner().invoke(cli, ["findings", "list"], env=env)
+    as_json = CliRunner().invoke(cli, ["findings", "list", "--json"], env=env)
+    assert text.exit_code == 0 and as_json.exit_code == 0, text.output + as_json.output
+    assert "fees differ: quoted ₦10.00, webhook ₦10.50, provider ₦10.00" in text.stdout
+    assert "1050" not in text.stdout
+    assert {item["detail"] for item in json.loads(as_json.stdout)} == {detail}
