@@ -1,4 +1,4 @@
-"""Provider clients built from settings (the composition root's only way to make one)."""
+"""Provider clients built from settings: the one place the composition root makes one."""
 
 from __future__ import annotations
 
@@ -22,6 +22,13 @@ def make_client(settings: Settings) -> ProviderClient:
 
 
 def make_async_client(settings: Settings) -> AsyncProviderClient:
-    """An AsyncProviderClient for the configured provider; ConfigError naming what is missing."""
+    """The async client the reconciler looks transfers up with; ConfigError naming what is
+    missing.
+
+    No retries inside the client: a failed lookup is retried by the reconciler's own
+    durable per-transfer backoff, so one slow transfer never holds a concurrency slot.
+    """
     base_url, secret_key = _provider_settings(settings)
-    return AsyncProviderClient(base_url, secret_key, timeout=settings.provider_timeout)
+    return AsyncProviderClient(
+        base_url, secret_key, timeout=settings.provider_timeout, max_retries=0
+    )

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -30,12 +29,12 @@ from ledger.db import create_db_engine, read_session
 from ledger.migrate import upgrade
 from ledger.models import Finding, Transfer
 from ledger.types import TransferStatus, utcnow
+from payments.payouts import PayoutRequest, send_payout
+from payrecon.clients import make_async_client, make_client
 from payrecon.errors import DemoDirectoryError
 from payrecon.servers import free_port, running_server
 from payrecon.settings import Settings, load_settings
-from provider.client import AsyncProviderClient, ProviderClient
 from receiver.app import create_app
-from reconcile.payouts import PayoutRequest, send_payout
 from reconcile.poller import run_pass
 from reconcile.reports.period import Period
 from reconcile.reports.render import write_report
@@ -132,8 +131,8 @@ def _plan(
 def _pay(
     engine: Engine,
     console: Console,
+    settings: Settings,
     sandbox_url: str,
-    secret_key: str,
     plan: list[tuple[PayoutRequest, bool]],
     faults: str,
 ) -> None:
@@ -145,7 +144,7 @@ def _pay(
         console=console,
         transient=False,
     )
-    with progress, ProviderClient(sandbox_url, secret_key) as client, httpx.Client() as control:
+    with progress, make_client(settings) as client, httpx.Client() as control:
         task = progress.add_task("pay", total=len(plan))
         for request, tamper in plan:
             if tamper:  # this one payout's success webhook carries a fee the provider never charged
@@ -208,34 +207,31 @@ def _reconcile(
         TimeElapsedColumn(),
         console=console,
     )
-
-    async def one_pass() -> None:
-        async with AsyncProviderClient(
-            str(settings.provider_base_url),
-            settings.provider_secret_key.get_secret_value(),  # type: ignore[union-attr]
-        ) as client:
-            await run_pass(engine, client, settings)
-
-    with progress, httpx.Client() as control:
+    client = make_async_client(settings)
+    # One event loop for every pass, so the one client (and its connection pool) serves them all.
+    with progress, httpx.Client() as control, asyncio.Runner() as runner:
         task = progress.add_task("reconcile", total=result.transfers, note="")
         quiet_since: float | None = None
-        while time.monotonic() < deadline:
-            asyncio.run(one_pass())
-            result.passes += 1
-            _, confirmed, unsettled, kinds = _state(engine)
-            note = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
-            progress.update(task, completed=confirmed, note=note)
-            busy = unsettled > 0 or _pending_webhooks(control, sandbox_url)
-            stale_seen = "stale_pending" in kinds
-            if not busy and stale_seen:
-                # Settled: wait one more quiet second so late duplicates are reconciled too.
-                quiet_since = quiet_since or time.monotonic()
-                if time.monotonic() - quiet_since >= 1.0:
-                    result.settled = True
-                    break
-            else:
-                quiet_since = None
-            time.sleep(settings.poll_interval)
+        try:
+            while time.monotonic() < deadline:
+                runner.run(run_pass(engine, client, settings))
+                result.passes += 1
+                _, confirmed, unsettled, kinds = _state(engine)
+                note = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+                progress.update(task, completed=confirmed, note=note)
+                busy = unsettled > 0 or _pending_webhooks(control, sandbox_url)
+                stale_seen = "stale_pending" in kinds
+                if not busy and stale_seen:
+                    # Settled: wait one more quiet second so late duplicates are reconciled too.
+                    quiet_since = quiet_since or time.monotonic()
+                    if time.monotonic() - quiet_since >= 1.0:
+                        result.settled = True
+                        break
+                else:
+                    quiet_since = None
+                time.sleep(settings.poll_interval)
+        finally:
+            runner.run(client.aclose())
     _, result.confirmed, _, result.open_findings = _state(engine)
 
 
@@ -290,11 +286,11 @@ def run_demo(
     started = time.monotonic()
     _fresh_directory(directory)
     result = DemoResult(directory=directory, transfers=transfers)
-    with _stack(directory, seed) as (sandbox_url, settings, engine, config):
+    with _stack(directory, seed) as (sandbox_url, settings, engine, _):
         accounts = httpx.get(f"{sandbox_url}/_sandbox/accounts").json()["accounts"]
         plan = _plan(accounts, transfers, seed)
         console.print(f"sandbox  {sandbox_url}   ledger  {directory}/ledger.db")
-        _pay(engine, console, sandbox_url, config.secret_key, plan, DEMO_FAULTS.format(seed=seed))
+        _pay(engine, console, settings, sandbox_url, plan, DEMO_FAULTS.format(seed=seed))
         _reconcile(engine, settings, console, sandbox_url, result, started + time_limit)
         result.reports = _write_reports(engine, directory, settings)
         with read_session(engine) as session:
@@ -305,8 +301,3 @@ def run_demo(
             ).scalar_one()
     result.seconds = time.monotonic() - started
     return result
-
-
-def clear_directory(directory: Path) -> None:
-    """Remove a demo directory entirely."""
-    shutil.rmtree(directory, ignore_errors=True)

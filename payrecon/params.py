@@ -46,4 +46,4 @@ class Kobo(click.ParamType):  # type: ignore[type-arg]
 
 # Every money option of the CLI takes one of these two.
 KOBO = Kobo()
-PAYOUT_KOBO = Kobo(minimum=1)  # a payout moves at least one kobo (reconcile.payouts.validate)
+PAYOUT_KOBO = Kobo(minimum=1)  # a payout moves at least one kobo (payments.payouts.validate)

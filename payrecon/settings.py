@@ -15,20 +15,21 @@ from sqlalchemy.exc import ArgumentError
 
 from ledger.db import normalise_url
 from payrecon.errors import ConfigError
+from payrecon.logconfig import REDACTED
 from receiver.auth import standard_key
+from reconcile.checks import DEFAULT_STALE_AFTER
 from reconcile.fees import FeeSchedule, parse_fee_schedule
 
 MIN_TOKEN_LENGTH = 16
 _PREFIX = "PAYRECON_"
 _ENV_FILE = ".env"
-REDACTED = "[redacted]"
 
 # PAYRECON_* names read by something other than Settings, so no "unknown setting" warning.
 OTHER_NAMES = frozenset(
     {
         "PAYRECON_SANDBOX_SECRET_KEY",  # payrecon sandbox (sandbox/cli.py)
         "PAYRECON_SANDBOX_PUBLIC_KEY",
-        "PAYRECON_FAILPOINT",  # crash tests of transfer send (reconcile/payouts.py)
+        "PAYRECON_FAILPOINT",  # crash tests of transfer send (payments/payouts.py)
         "PAYRECON_TEST_POSTGRES_URL",  # the test suite (tests/)
         "PAYRECON_REQUIRE_POSTGRES",
         "PAYRECON_REQUIRE_BROWSER",
@@ -75,7 +76,7 @@ class Settings(BaseSettings):
     limit_concurrency: int = Field(default=500, ge=1, le=100_000)
     batch_max: int = Field(default=256, ge=1, le=10_000)
 
-    stale_after: int = Field(default=1800, ge=1)
+    stale_after: int = Field(default=DEFAULT_STALE_AFTER, ge=1)
     poll_interval: float = Field(default=30, gt=0)
     check_backoff: int = Field(default=30, ge=0)
     check_backoff_max: int = Field(default=1800, ge=0)

@@ -16,7 +16,9 @@ from pydantic import BaseModel
 
 from provider.errors import ProviderRequestError
 
-MAX_KOBO = 2**63 - 1  # PRODUCT.md, Numbers
+# PRODUCT.md, Numbers. ledger.money holds the same bound for the rest of payrecon; the client
+# keeps its own because it depends on nothing of payrecon's (it is usable on its own).
+MAX_KOBO = 2**63 - 1
 MAX_PER_PAGE = 100
 _ACCOUNT_NUMBER = re.compile(r"[0-9]{10}")
 _BANK_CODE = re.compile(r"[0-9A-Za-z]{1,16}")

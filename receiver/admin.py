@@ -25,6 +25,8 @@ from ledger.queries import (
     transfer_record,
 )
 from ledger.types import FindingKind, TransferStatus, takes_text, utcnow
+from payments.errors import PayoutAccessDeniedError, PayoutError, PayoutErrorKind
+from payments.payouts import PayoutRequest, send_payout
 from receiver.body import read_limited
 from receiver.errors import ReceiverError
 from receiver.expected import ExpectedInputError, parse_expected, register
@@ -226,15 +228,29 @@ async def post_expected(request: Request) -> Response:
 
 
 _PAYOUT_FIELDS = ("amount", "bank_code", "account_number", "reference")
+# The answer's status for each way a payout fails (payments/ carries no HTTP codes).
+PAYOUT_STATUS = {
+    PayoutErrorKind.INVALID: 422,
+    PayoutErrorKind.ENQUIRY_FAILED: 422,
+    PayoutErrorKind.DUPLICATE: 409,
+    PayoutErrorKind.REJECTED: 422,
+    PayoutErrorKind.UNAVAILABLE: 503,
+    PayoutErrorKind.AUTH: 502,  # our key, not the caller's fault
+    PayoutErrorKind.PENDING: 202,  # accepted for resolution by the reconciler
+}
+
+
+def payout_status(exc: PayoutError) -> int:
+    """The HTTP status `POST /api/transfers` answers for a payout error."""
+    if isinstance(exc, PayoutAccessDeniedError):
+        return 403  # the provider's own answer to a server off its IP whitelist
+    return PAYOUT_STATUS[exc.kind]
 
 
 async def post_payout(request: Request) -> Response:
     """`POST /api/transfers`: name enquiry then initiation (as `payrecon transfer send`); 201."""
-    from reconcile.errors import PayoutError
-    from reconcile.payouts import PayoutRequest, send_payout
-
-    factory = request.app.state.payout_client_factory
-    if factory is None:
+    client = request.app.state.payout_client
+    if client is None:
         return api_error(
             503,
             "provider_not_configured",
@@ -256,8 +272,7 @@ async def post_payout(request: Request) -> Response:
     payout = PayoutRequest(amount, body["bank_code"], body["account_number"], body["reference"])
 
     def pay() -> dict[str, Any]:
-        with factory() as client:
-            result = send_payout(_engine(request), client, payout, now=utcnow())
+        result = send_payout(_engine(request), client, payout, now=utcnow())
         with read_session(_engine(request)) as session:
             transfer = find_transfer(session, result.reference)
             assert transfer is not None
@@ -266,8 +281,7 @@ async def post_payout(request: Request) -> Response:
     try:
         record = await run_in_threadpool(pay)
     except PayoutError as exc:
-        # The error's own status, not its kind's: a whitelist refusal is the provider's 403.
-        return api_error(exc.http_status, exc.kind.value, str(exc), reference=payout.reference)
+        return api_error(payout_status(exc), exc.kind.value, str(exc), reference=payout.reference)
     except DATABASE_ERRORS:
         return database_unavailable()
     created = record.pop("created")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 from sqlalchemy import Engine
@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ledger.db import create_db_engine, readiness
 from ledger.migrate import head_revision
+from provider.client import ProviderClient
 from receiver import admin, reports
 from receiver.adminauth import admin_only
 from receiver.auth import SenderPolicy
@@ -160,12 +161,13 @@ def create_app(
     settings: ReceiverSettings,
     *,
     engine: Engine | None = None,
-    payout_client_factory: Callable[[], Any] | None = None,
+    payout_client: ProviderClient | None = None,
 ) -> Starlette:
     """Build the receiver for `settings`; the engine is created here unless one is given.
 
-    `payout_client_factory` makes a provider client for `POST /api/transfers`; without one that
-    route answers 503 (serving webhooks needs no provider settings).
+    `payout_client` is the provider client every `POST /api/transfers` shares (its connection
+    pool and enquiry cache outlive a request); the app closes it when it shuts down. Without
+    one that route answers 503 (serving webhooks needs no provider settings).
     """
     own_engine = engine is None
     engine = engine or create_db_engine(settings.database_url)
@@ -192,6 +194,8 @@ def create_app(
             yield
         finally:
             await writer.stop()
+            if payout_client is not None:
+                payout_client.close()
             if own_engine:
                 engine.dispose()
 
@@ -213,6 +217,6 @@ def create_app(
     app.state.settings = settings
     app.state.engine = engine
     app.state.admin_token = _secret(settings.admin_token)
-    app.state.payout_client_factory = payout_client_factory
+    app.state.payout_client = payout_client
     app.state.webhook = webhook
     return app

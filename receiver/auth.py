@@ -16,7 +16,6 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from receiver.errors import ForbiddenSourceError, UnauthenticatedError
 
-STANDARD_TOLERANCE_SECONDS = 300  # the Standard Webhooks default: ±5 minutes
 STANDARD_PREFIX = "whsec_"
 # Standard Webhooks spec, "Signature scheme": a symmetric signing secret is random, at least
 # 24 bytes (192 bits) and at most 64 (512 bits).
@@ -172,6 +171,7 @@ def well_formed_signatures(header: str) -> str:
 
 @functools.lru_cache(maxsize=4)
 def _standard_verifier(secret: str) -> Webhook:
+    # The library holds `webhook-timestamp` to its own ±5 minutes, the spec's default.
     return Webhook(standard_key(secret))
 
 

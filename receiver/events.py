@@ -8,10 +8,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ledger.money import MAX_KOBO
 from ledger.types import EventType, TransferStatus, storable_text
 from receiver.errors import BodyNotJSONError, InvalidEventError
 
-MAX_KOBO = 2**63 - 1
 MAX_REFERENCE = 100
 MAX_EVENT_NAME = 64
 MAX_REASON = 2000

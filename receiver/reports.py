@@ -21,10 +21,11 @@ from ledger.errors import NoteError
 from ledger.findings import MAX_NOTE_CHARS, acknowledge_finding, check_note
 from ledger.types import utcnow
 from receiver.admin import DATABASE_ERRORS, RETRY_AFTER, database_unavailable
+from reconcile.checks import DEFAULT_STALE_AFTER
 from reconcile.reports.errors import PeriodError
 from reconcile.reports.html import PageForms, render_html
 from reconcile.reports.period import Period, parse_period
-from reconcile.reports.summary import DEFAULT_STALE_AFTER, compute_report
+from reconcile.reports.summary import build_summary, compute_report
 
 MAX_FORM_BYTES = 16 * 1024
 # The page is self-contained: no script at all, styles inline, forms only back to us.
@@ -87,8 +88,7 @@ async def summary_api(request: Request) -> Response:
 
     def load() -> dict[str, Any]:
         with read_session(_engine(request)) as session:
-            report = compute_report(session, period, stale_after=_stale_after(request))
-            return report.as_dict()
+            return build_summary(session, period, stale_after=_stale_after(request))
 
     try:
         summary = await run_in_threadpool(load)

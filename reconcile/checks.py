@@ -24,14 +24,19 @@ _OVER_CONTRACT = "exceeds the contract fee"
 _CONTRACT_FEE = re.compile(_OVER_CONTRACT + r" (\d+) kobo")
 
 
+# PAYRECON_STALE_AFTER's default, here beside the rule it feeds: settings and reports read it.
+DEFAULT_STALE_AFTER = 1800
+
+
 @dataclass(frozen=True)
 class Policy:
-    """The settings the core needs (PAYRECON_CHECK_BACKOFF…, _NOT_FOUND_LIMIT, _STALE_AFTER)."""
+    """The settings the core needs (PAYRECON_CHECK_BACKOFF…, _NOT_FOUND_LIMIT, _STALE_AFTER);
+    no defaults here: the settings hold them, and the poller builds this from them."""
 
-    check_backoff: int = 30
-    check_backoff_max: int = 1800
-    not_found_limit: int = 3
-    stale_after: int = 1800
+    check_backoff: int
+    check_backoff_max: int
+    not_found_limit: int
+    stale_after: int
     fee_schedule: FeeSchedule | None = None
 
 

@@ -377,74 +377,136 @@ async def run_pass(
     that is not the provider's (a wrong base URL), nothing is recorded and
     ProviderMisconfiguredError is raised.
     """
-    now = now or utcnow()
-    owner = owner or new_owner()
-    policy = policy_of(settings)
-    summary = PassSummary()
-    sqlite = engine.dialect.name == "sqlite"
-    lease_ttl = max(60.0, 3 * settings.poll_interval, CLAIM_TTL_SECONDS)
-    size = chunk_size or max(100, settings.provider_concurrency * 25)
-    semaphore = asyncio.Semaphore(settings.provider_concurrency)
-    bucket = bucket or TokenBucket(settings.provider_max_rps)
-    if sqlite:
-        await asyncio.to_thread(_hold, engine, owner, now, lease_ttl)
+    run = _Pass(
+        engine=engine,
+        client=client,
+        sink=sink,
+        owner=owner or new_owner(),
+        now=now or utcnow(),
+        policy=policy_of(settings),
+        chunk_size=chunk_size or max(100, settings.provider_concurrency * 25),
+        semaphore=asyncio.Semaphore(settings.provider_concurrency),
+        bucket=bucket or TokenBucket(settings.provider_max_rps),
+        lease_ttl=(
+            max(60.0, 3 * settings.poll_interval, CLAIM_TTL_SECONDS)
+            if engine.dialect.name == "sqlite"
+            else None
+        ),
+    )
+    await _hold_lease(run)
+    try:
+        await _check_due(run)
+    finally:
+        if run.lease_ttl is not None and not keep_runner_lease:
+            await asyncio.to_thread(_drop, engine, run.owner)
+    await _raise_if_stopped(run)
+    summary = run.summary
+    summary.alerts_sent, summary.alerts_failed = await asyncio.to_thread(
+        dispatch_alerts, engine, sink, now=run.now, policy=run.policy
+    )
+    logger.info("reconcile_pass", **{k: v for k, v in summary.as_dict().items() if v})
+    return summary
+
+
+@dataclass
+class _Pass:
+    """One pass: what it was given, and what it found so far."""
+
+    engine: Engine
+    client: TransactionLookup
+    sink: AlertSink | None
+    owner: str
+    now: dt.datetime
+    policy: Policy
+    chunk_size: int
+    semaphore: asyncio.Semaphore
+    bucket: TokenBucket
+    lease_ttl: float | None  # None: no runner lease (only SQLite takes one)
+    summary: PassSummary = field(default_factory=PassSummary)
+    provider_answered: bool = False
+    foreign: ForeignAnswer | None = None  # the answer that stopped the pass as misconfigured
+
+
+async def _hold_lease(run: _Pass) -> None:
+    if run.lease_ttl is not None:
+        await asyncio.to_thread(_hold, run.engine, run.owner, run.now, run.lease_ttl)
+
+
+async def _check_due(run: _Pass) -> None:
+    """Claim, look up and apply chunk after chunk until nothing is due or the pass stops.
+
+    The lookups of one chunk overlap the recording of the previous one.
+    """
     applying: asyncio.Task[None] | None = None
-    provider_answered = False
-    foreign: ForeignAnswer | None = None
     try:
         while True:
             targets = await asyncio.to_thread(
-                _claim, engine, owner=owner, now=now, started=now, limit=size
+                _claim,
+                run.engine,
+                owner=run.owner,
+                now=run.now,
+                started=run.now,
+                limit=run.chunk_size,
             )
             if not targets:
                 break
-            results: list[tuple[_Target, Answer]] = []
-            try:
-                results = await _lookups(client, targets, semaphore, bucket)
-            except* AuthenticationError:
-                summary.stopped = "provider_key_refused"
-            if not summary.stopped and not provider_answered:
-                foreign = _all_foreign(results)
-                if foreign is not None:
-                    # Nothing is recorded: once the URL is fixed these transfers are due at once.
-                    summary.stopped = "provider_misconfigured"
-                # Transient failures prove nothing either way; any other answer is the provider.
-                provider_answered = any(not isinstance(a, Transient) for _, a in results)
-            if summary.stopped:
-                await asyncio.to_thread(_release, engine, targets, owner=owner)
+            results = await _ask(run, targets)
+            if run.summary.stopped:
+                await asyncio.to_thread(_release, run.engine, targets, owner=run.owner)
                 break
             if applying is not None:
                 await applying
             applying = asyncio.create_task(
                 asyncio.to_thread(
-                    _apply, engine, results, owner=owner, policy=policy, now=now, summary=summary
+                    _apply,
+                    run.engine,
+                    results,
+                    owner=run.owner,
+                    policy=run.policy,
+                    now=run.now,
+                    summary=run.summary,
                 )
             )
-            if sqlite:
-                await asyncio.to_thread(_hold, engine, owner, now, lease_ttl)
+            await _hold_lease(run)
         if applying is not None:
             await applying
             applying = None
     finally:
         if applying is not None:
             await asyncio.gather(applying, return_exceptions=True)
-        if sqlite and not keep_runner_lease:
-            await asyncio.to_thread(_drop, engine, owner)
-    if summary.stopped == "provider_key_refused":
-        await asyncio.to_thread(alert_provider_key_refused, engine, sink, now=now)
+
+
+async def _ask(run: _Pass, targets: Sequence[_Target]) -> list[tuple[_Target, Answer]]:
+    """The chunk's answers; marks the pass stopped on a refused key, or when, before the
+    provider has answered once, every answer came from something that is not the provider."""
+    results: list[tuple[_Target, Answer]] = []
+    try:
+        results = await _lookups(run.client, targets, run.semaphore, run.bucket)
+    except* AuthenticationError:
+        run.summary.stopped = "provider_key_refused"
+    if run.summary.stopped or run.provider_answered:
+        return results
+    run.foreign = _all_foreign(results)
+    if run.foreign is not None:
+        # Nothing is recorded: once the URL is fixed these transfers are due at once.
+        run.summary.stopped = "provider_misconfigured"
+    # Transient failures prove nothing either way; any other answer is the provider.
+    run.provider_answered = any(not isinstance(a, Transient) for _, a in results)
+    return results
+
+
+async def _raise_if_stopped(run: _Pass) -> None:
+    if run.summary.stopped == "provider_key_refused":
+        await asyncio.to_thread(alert_provider_key_refused, run.engine, run.sink, now=run.now)
         raise ProviderKeyRefusedError(
             "the provider refused the secret key (PAYRECON_PROVIDER_SECRET_KEY): "
             "401 Unauthenticated; the pass stopped"
         )
-    if foreign is not None and summary.stopped == "provider_misconfigured":
+    if run.foreign is not None and run.summary.stopped == "provider_misconfigured":
         raise ProviderMisconfiguredError(
-            f"PAYRECON_PROVIDER_BASE_URL does not point at the provider: {foreign.detail}; "
+            f"PAYRECON_PROVIDER_BASE_URL does not point at the provider: {run.foreign.detail}; "
             "no lookup got the provider's answer, so the pass stopped without recording them"
         )
-    sent, failed = await asyncio.to_thread(dispatch_alerts, engine, sink, now=now, policy=policy)
-    summary.alerts_sent, summary.alerts_failed = sent, failed
-    logger.info("reconcile_pass", **{k: v for k, v in summary.as_dict().items() if v})
-    return summary
 
 
 def _all_foreign(results: Sequence[tuple[_Target, Answer]]) -> ForeignAnswer | None:

@@ -9,13 +9,13 @@ import click
 
 from ledger.errors import LedgerError
 from ledger.types import utcnow
+from payments.errors import PayoutError, PayoutErrorKind
+from payments.payouts import Confirm, PayoutRequest, Recipient, send_payout
 from payrecon.clients import make_client
 from payrecon.context import EXIT_RUNTIME, EXIT_USAGE, app_context, fail
 from payrecon.errors import ConfigError
 from payrecon.params import PAYOUT_KOBO
-from reconcile.errors import PayoutError, PayoutErrorKind
 from reconcile.fees import FeeSchedule
-from reconcile.payouts import Confirm, PayoutRequest, Recipient, send_payout
 from reconcile.reports.naira import naira
 
 # The caller's data is wrong → usage (2); the provider or our set-up failed → runtime (1).

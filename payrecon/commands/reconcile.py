@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from dataclasses import dataclass
 from typing import NoReturn
 
 import click
@@ -15,10 +16,12 @@ from sqlalchemy import Engine
 from ledger.db import write_session
 from ledger.errors import DatabaseUnavailableError
 from ledger.types import utcnow
+from payrecon.clients import make_async_client
 from payrecon.context import EXIT_FINDINGS, EXIT_RUNTIME, EXIT_USAGE, app_context, fail
 from payrecon.errors import ConfigError
 from payrecon.settings import Settings
-from payrecon.wiring import make_alert_sink, make_lookup_client
+from payrecon.wiring import make_alert_sink
+from provider.client import AsyncProviderClient
 from reconcile.alert_text import job_failed_alert
 from reconcile.alerts import AlertSink, send_keyed_alert
 from reconcile.errors import LeaseHeldError, ProviderKeyRefusedError, ProviderMisconfiguredError
@@ -32,24 +35,41 @@ def reconcile() -> None:
     """Confirm transfers against the provider's API and raise findings."""
 
 
-def _prepare(ctx: click.Context) -> tuple[Settings, Engine, AlertSink | None]:
+@dataclass(frozen=True)
+class _Reconciler:
+    """What every pass of one command uses: built once, before the ledger is touched."""
+
+    settings: Settings
+    engine: Engine
+    client: AsyncProviderClient
+    sink: AlertSink | None
+
+    async def one_pass(self, owner: str, *, keep: bool) -> PassSummary:
+        return await run_pass(
+            self.engine,
+            self.client,
+            self.settings,
+            owner=owner,
+            sink=self.sink,
+            keep_runner_lease=keep,
+        )
+
+
+def _prepare(ctx: click.Context) -> _Reconciler:
     app = app_context(ctx)
     settings = app.settings()
     try:
-        make_lookup_client(settings)  # fail early, before touching the ledger, on missing settings
+        # Missing settings fail here, before the ledger is touched.
+        client = make_async_client(settings)
         sink = make_alert_sink(settings)
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
-    return settings, app.engine(), sink
+    return _Reconciler(settings, app.engine(), client, sink)
 
 
-async def _one_pass(
-    engine: Engine, settings: Settings, sink: AlertSink | None, owner: str, keep: bool
-) -> PassSummary:
-    async with make_lookup_client(settings) as client:
-        return await run_pass(
-            engine, client, settings, owner=owner, sink=sink, keep_runner_lease=keep
-        )
+async def _once(reconciler: _Reconciler) -> PassSummary:
+    async with reconciler.client:
+        return await reconciler.one_pass(new_owner(), keep=False)
 
 
 def _fail_known(exc: Exception) -> NoReturn:
@@ -73,9 +93,9 @@ def _print_human(summary: PassSummary) -> None:
 @click.pass_context
 def once(ctx: click.Context, as_json: bool, fail_on_findings: bool) -> None:
     """One pass over due transfers, a summary, exit."""
-    settings, engine, sink = _prepare(ctx)
+    reconciler = _prepare(ctx)
     try:
-        summary = asyncio.run(_one_pass(engine, settings, sink, new_owner(), keep=False))
+        summary = asyncio.run(_once(reconciler))
     except (
         ProviderKeyRefusedError,
         ProviderMisconfiguredError,
@@ -97,14 +117,17 @@ def once(ctx: click.Context, as_json: bool, fail_on_findings: bool) -> None:
 @click.pass_context
 def run(ctx: click.Context) -> None:
     """The scheduled reconciler: one pass every PAYRECON_POLL_INTERVAL, until SIGTERM/SIGINT."""
-    settings, engine, sink = _prepare(ctx)
+    reconciler = _prepare(ctx)
+    engine, sink = reconciler.engine, reconciler.sink
     owner = new_owner()
     stop = StopFlag()
     stop.install()
+    # One event loop for the whole run, so the one client (and its connection pool) serves
+    # every pass; asyncio.run would give each pass a loop of its own.
+    runner = asyncio.Runner()
 
     def job() -> None:
-        summary = asyncio.run(_one_pass(engine, settings, sink, owner, keep=True))
-        del summary  # run_pass logs its own canonical line
+        runner.run(reconciler.one_pass(owner, keep=True))  # run_pass logs its own line
 
     def on_error(exc: BaseException) -> None:
         if isinstance(exc, LeaseHeldError):
@@ -123,8 +146,10 @@ def run(ctx: click.Context) -> None:
         )
 
     try:
-        run_every(settings.poll_interval, job, stop=stop, on_error=on_error)
+        run_every(reconciler.settings.poll_interval, job, stop=stop, on_error=on_error)
     finally:
+        with runner:
+            runner.run(reconciler.client.aclose())
         # Hand the SQLite runner lease back so a restarted reconciler need not wait it out.
         with contextlib.suppress(DatabaseUnavailableError), write_session(engine) as session:
             release_runner_lease(session, owner=owner)

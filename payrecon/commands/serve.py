@@ -53,8 +53,9 @@ def serve(ctx: click.Context, host: str, port: int, limit_concurrency: int | Non
         sock = listening_socket(host, port)
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc}", EXIT_USAGE)
-    factory = (lambda: make_client(settings)) if settings.provider_ready() else None
-    app = create_app(settings, engine=app_ctx.engine(), payout_client_factory=factory)
+    # One client for the server's life (the app closes it): one pool, one enquiry cache.
+    client = make_client(settings) if settings.provider_ready() else None
+    app = create_app(settings, engine=app_ctx.engine(), payout_client=client)
     if not sender_policy(settings).checks_sender:
         logger.warning(
             "no webhook sender check configured: anyone who can reach /webhook can deliver "

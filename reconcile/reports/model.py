@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ledger.types import FindingKind, TransferStatus
+from reconcile.checks import DEFAULT_STALE_AFTER
 from reconcile.reports.period import Period
 
 STATUSES: tuple[str, ...] = ("successful", "failed", "pending")
@@ -134,7 +135,7 @@ class Report:
     open_findings: list[OpenFinding] = field(default_factory=list)
     stale_pending: list[StalePending] = field(default_factory=list)
     days: list[DayLine] = field(default_factory=list)
-    stale_after: int = 1800
+    stale_after: int = DEFAULT_STALE_AFTER
 
     def status(self, name: str) -> StatusTotals:
         """Totals for one status (zeros when none)."""

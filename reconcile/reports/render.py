@@ -12,13 +12,14 @@ from rich.console import Console
 from sqlmodel import Session
 
 from ledger.types import utcnow
+from reconcile.checks import DEFAULT_STALE_AFTER
 from reconcile.reports.csvout import write_csv
 from reconcile.reports.errors import OutputError
 from reconcile.reports.html import render_html
 from reconcile.reports.jsonout import write_json
 from reconcile.reports.period import Period
 from reconcile.reports.rows import iter_transfer_rows
-from reconcile.reports.summary import DEFAULT_STALE_AFTER, compute_report
+from reconcile.reports.summary import compute_report
 from reconcile.reports.text import render_text
 from reconcile.reports.xlsx import write_xlsx
 

@@ -12,6 +12,7 @@ from sqlmodel import Session
 from ledger.models import Finding, Transfer
 from ledger.types import FindingKind, TransferStatus, utcnow
 from reconcile.advice import Figures, what_to_do
+from reconcile.checks import DEFAULT_STALE_AFTER
 from reconcile.reports.model import (
     DayLine,
     OpenFinding,
@@ -32,7 +33,6 @@ from reconcile.reports.sql import (
     lagos_date,
 )
 
-DEFAULT_STALE_AFTER = 1800
 F = Finding.__table__.c  # type: ignore[attr-defined]
 
 _SUCCESSFUL = TransferStatus.SUCCESSFUL.value

@@ -59,7 +59,7 @@ def payout_stack(
         app = create_app(
             settings,
             engine=engine,
-            payout_client_factory=lambda: ProviderClient(sandbox_url, key),
+            payout_client=ProviderClient(sandbox_url, key),
         )
         with running_server(app) as url:
             yield url, sandbox_url

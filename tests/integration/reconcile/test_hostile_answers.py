@@ -10,8 +10,8 @@ from sqlalchemy import Engine
 from ledger.db import read_session
 from ledger.queries import find_transfer
 from ledger.types import utcnow
+from payments.payouts import PayoutRequest, send_payout
 from provider.client import AsyncProviderClient, ProviderClient
-from reconcile.payouts import PayoutRequest, send_payout
 from reconcile.poller import run_pass
 from tests.integration.reconcile.helpers import running_sandbox, settings_for
 

@@ -13,8 +13,8 @@ from ledger.db import read_session, write_session
 from ledger.models import Transfer
 from ledger.queries import ExpectedTransfer, register_expected
 from ledger.types import utcnow
+from payments.payouts import PayoutRequest, send_payout
 from provider.client import AsyncProviderClient, ProviderClient
-from reconcile.payouts import PayoutRequest, send_payout
 from reconcile.poller import PassSummary, run_pass
 from tests.integration.reconcile.helpers import (
     Sandbox,

@@ -34,6 +34,17 @@ from ledger.money import kobo_from_json
 from ledger.queries import find_transfer
 from ledger.types import Initiation, TransferOrigin, TransferStatus
 from ledger.upsert import insert_ignore
+from payments.errors import (
+    DuplicatePayoutError,
+    PayoutAccessDeniedError,
+    PayoutAuthError,
+    PayoutEnquiryError,
+    PayoutError,
+    PayoutInputError,
+    PayoutPendingResolutionError,
+    PayoutRejectedError,
+    PayoutUnavailableError,
+)
 from provider.errors import (
     AccessDeniedError,
     AccountNotFoundError,
@@ -48,15 +59,6 @@ from provider.errors import (
     TransferRejectedError,
     TransientError,
     WebhookNotConfiguredError,
-)
-from reconcile.errors import (
-    DuplicatePayoutError,
-    PayoutAuthError,
-    PayoutEnquiryError,
-    PayoutInputError,
-    PayoutPendingResolutionError,
-    PayoutRejectedError,
-    PayoutUnavailableError,
 )
 
 logger = structlog.get_logger(__name__)
@@ -272,14 +274,13 @@ def _record_rejected(
         transfer.updated_at = now
 
 
-def _rejection(exc: ProviderError) -> tuple[str, int]:
+def _cause(exc: ProviderError) -> str:
+    """The refusal's reason as the ledger records it (`failure_reason`)."""
     if isinstance(exc, TransferRejectedError):
-        return exc.cause, 422
-    if isinstance(exc, AccessDeniedError):
-        return exc.message, 403
+        return exc.cause
     if isinstance(exc, AuthenticationError):
-        return "Unauthenticated", 502
-    return exc.message, 422
+        return "Unauthenticated"
+    return exc.message
 
 
 def _what_to_do(exc: ProviderError) -> str:
@@ -340,8 +341,8 @@ def send_payout(
 ) -> PayoutResult:
     """Pay out once: validate, enquire, (confirm,) commit the intent, initiate, record the answer.
 
-    Raises a PayoutError subclass (reconcile.errors) whose `.kind`/`.http_status` say how
-    it failed. A reference already in the ledger for the same payout returns it unchanged
+    Raises a PayoutError subclass (payments.errors) whose `.kind` says how it failed. A
+    reference already in the ledger for the same payout returns it unchanged
     (`created=False`) and sends nothing.
     """
     validate(request)
@@ -357,6 +358,23 @@ def send_payout(
         assert existing is not None
         return existing
     _failpoint("after_intent")
+    return _initiate(engine, client, request, now)
+
+
+# What the provider answers when it definitely did not create the transfer: nothing moved.
+_REFUSALS = (
+    TransferRejectedError,
+    AccessDeniedError,
+    AuthenticationError,
+    ProviderValidationError,
+    ProviderRequestError,
+)
+
+
+def _initiate(
+    engine: Engine, client: PayoutClient, request: PayoutRequest, now: dt.datetime
+) -> PayoutResult:
+    """Send the initiation once (the intent is committed) and record whatever answer came."""
     log = logger.bind(reference=request.reference, amount=request.amount)
     try:
         answer = client.initiate_transfer(
@@ -368,30 +386,11 @@ def send_payout(
     except DuplicateReferenceError:
         log.warning("payout_duplicate_reference")
         return _resolve_duplicate(engine, client, request, now)
-    except (
-        TransferRejectedError,
-        AccessDeniedError,
-        AuthenticationError,
-        ProviderValidationError,
-        ProviderRequestError,
-    ) as exc:
-        cause, status = _rejection(exc)
+    except _REFUSALS as exc:
+        cause = _cause(exc)
         _record_rejected(engine, request.reference, cause=cause, message=exc.message, now=now)
         log.warning("payout_rejected", cause=cause)
-        if isinstance(exc, AuthenticationError):
-            raise PayoutAuthError(
-                "the provider refused the secret key (PAYRECON_PROVIDER_SECRET_KEY); "
-                "nothing was paid",
-                reference=request.reference,
-            ) from exc
-        raise PayoutRejectedError(
-            f"the provider refused transfer {request.reference}: {cause.rstrip('.')}"
-            + _what_to_do(exc)
-            + "; nothing was paid",
-            cause=cause,
-            reference=request.reference,
-            http_status=status,
-        ) from exc
+        raise _refusal_error(request, exc, cause) from exc
     except ProviderError as exc:
         # Timeout, 5xx, uninterpretable: it may or may not have been created. Leave the
         # intent; the reconciler looks the reference up after the grace.
@@ -407,3 +406,20 @@ def send_payout(
     )
     log.info("payout_accepted", provider_reference=answer.reference, fee=answer.fee)
     return result
+
+
+def _refusal_error(request: PayoutRequest, exc: ProviderError, cause: str) -> PayoutError:
+    """What the caller is told of a recorded refusal: our key, or the provider's reason."""
+    if isinstance(exc, AuthenticationError):
+        return PayoutAuthError(
+            "the provider refused the secret key (PAYRECON_PROVIDER_SECRET_KEY); nothing was paid",
+            reference=request.reference,
+        )
+    error = PayoutAccessDeniedError if isinstance(exc, AccessDeniedError) else PayoutRejectedError
+    return error(
+        f"the provider refused transfer {request.reference}: {cause.rstrip('.')}"
+        + _what_to_do(exc)
+        + "; nothing was paid",
+        cause=cause,
+        reference=request.reference,
+    )

@@ -12,12 +12,13 @@ from sqlalchemy import Engine
 from ledger.db import read_session
 from ledger.queries import find_transfer
 from ledger.types import utcnow
+from payments.errors import PayoutErrorKind, PayoutPendingResolutionError, PayoutRejectedError
+from payments.payouts import PayoutRequest, send_payout
 from payrecon.cli import cli
 from provider import errors as perr
 from provider.client import ProviderClient
 from provider.models import AccountEnquiry, Transaction, TransferInitiation
-from reconcile.errors import PayoutErrorKind, PayoutPendingResolutionError, PayoutRejectedError
-from reconcile.payouts import PayoutRequest, send_payout
+from receiver.admin import payout_status
 from tests.integration.reconcile.helpers import Sandbox, running_sandbox
 from tests.support.payouts import send_options
 
@@ -228,7 +229,7 @@ def test_lost_answer_leaves_the_intent_for_the_reconciler(engine: Engine, error:
             now=utcnow(),
         )
     assert caught.value.kind is PayoutErrorKind.PENDING
-    assert caught.value.http_status == 202
+    assert payout_status(caught.value) == 202
     row = _row(engine, "L-1")
     assert (row.status, row.initiation) == ("pending", "intent")
     assert row.next_check_at is not None
