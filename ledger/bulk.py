@@ -10,7 +10,8 @@ Statements are built first and sent together (`Bulk.send`) on the driver's own c
 inside the transaction SQLAlchemy began: on PostgreSQL in one pipeline, so a whole group of
 statements costs one round trip to the server instead of one each; on SQLite, which has no
 round trips, one after the other. Driver errors are translated into SQLAlchemy's, as
-`exec_driver_sql` would, so the callers' error boundary stays where it was.
+`exec_driver_sql` would, and so is a value that cannot be encoded (an unpaired surrogate), as
+a `StatementError`: the callers catch SQLAlchemy's errors and nothing else.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import orjson
-from sqlalchemy import Connection
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import Connection, Table
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.exc import DBAPIError, StatementError
 
 from ledger.types import UTCDateTime
 
@@ -36,6 +38,14 @@ MAX_PARAMETERS = 30_000
 
 # A column of a bulk statement: its name and its PostgreSQL type (for json_to_recordset).
 Column = tuple[str, str]
+
+
+@functools.cache
+def table_columns(table: Table, names: tuple[str, ...]) -> tuple[Column, ...]:
+    """The bulk columns `names` of `table`, typed as its definition (ledger.models) types
+    them on PostgreSQL."""
+    dialect = postgresql.dialect()  # type: ignore[no-untyped-call]
+    return tuple((name, table.c[name].type.compile(dialect=dialect)) for name in names)
 
 
 @dataclass(frozen=True)
@@ -84,7 +94,10 @@ def _json_value(value: Any) -> str:
 def _records(columns: Sequence[Column], rows: Sequence[Sequence[Any]]) -> str:
     names = [name for name, _ in columns]
     records = [dict(zip(names, row, strict=True)) for row in rows]
-    return orjson.dumps(records, default=_json_value).decode()
+    try:
+        return orjson.dumps(records, default=_json_value).decode()
+    except orjson.JSONEncodeError as exc:
+        raise StatementError("a bulk row cannot be encoded", None, None, exc) from exc
 
 
 class Bulk:
@@ -204,6 +217,14 @@ class Bulk:
         except dbapi.Error as exc:
             raise DBAPIError.instance(
                 f"a group of {len(statements)} bulk statements", None, exc, dbapi.Error
+            ) from exc
+        except UnicodeEncodeError as exc:  # raised by the driver before the database sees it
+            raise StatementError(
+                f"a group of {len(statements)} bulk statements holds a value that cannot be "
+                "encoded",
+                None,
+                None,
+                exc,
             ) from exc
 
     def _in_turn(self, statements: Sequence[Statement]) -> list[list[Any]]:

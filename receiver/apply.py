@@ -1,24 +1,67 @@
-"""Apply one archived delivery to the ledger inside the caller's transaction (idempotent)."""
+"""Apply one archived delivery to the ledger inside the caller's transaction (idempotent).
+
+The per-delivery path: read what `receiver.decisions` needs, decide, write. The group-commit
+writer falls back to it when a batch fails, and replay records and re-applies events with it.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import insert, or_, select, update
 from sqlmodel import Session
 
 from ledger.findings import raise_finding
 from ledger.models import Delivery, Transfer, WebhookEvent
-from ledger.queries import find_transfer
-from ledger.types import DeliveryOutcome, FindingKind, TransferOrigin
+from ledger.types import DeliveryOutcome, FindingKind
 from ledger.upsert import insert_ignore
-from receiver.events import IgnoredEvent, ParsedEvent, TransferEvent
+from receiver.decisions import (
+    HELD_COLUMNS,
+    Decision,
+    apply_to,
+    decide,
+    index_transfers,
+    not_applied,
+)
+from receiver.errors import IngestUnavailableError
+from receiver.events import ParsedEvent, TransferEvent
 
 _EVENTS = WebhookEvent.__table__  # type: ignore[attr-defined]
 _TRANSFERS = Transfer.__table__  # type: ignore[attr-defined]
 _DELIVERIES = Delivery.__table__  # type: ignore[attr-defined]
+
+# The columns of an archived delivery (all but its id), in `archive_row`'s order.
+ARCHIVE_COLUMNS = (
+    "received_at",
+    "remote_addr",
+    "headers",
+    "body",
+    "body_sha256",
+    "size",
+    "outcome",
+    "error",
+    "event_type",
+    "reference",
+    "webhook_id",
+    "event_id",
+    "transfer_id",
+)
+# The columns of a recorded event (all but its id), in `event_row`'s order.
+EVENT_COLUMNS = (
+    "event",
+    "reference",
+    "webhook_id",
+    "content_hash",
+    "payload",
+    "transfer_id",
+    "received_at",
+)
+# Each lost race leaves the row it hit committed, so a fresh read settles it; three reads
+# cover the worst case (the transfer, then the event, stored first by others).
+_ATTEMPTS = 3
 
 
 @dataclass
@@ -47,39 +90,55 @@ class Applied:
     findings: list[FindingKind] = field(default_factory=list)
 
 
+def archive_row(delivery: IncomingDelivery, applied: Applied, received_at: Any) -> tuple[Any, ...]:
+    """The archive row of a delivery in ARCHIVE_COLUMNS order; `received_at` as the writer
+    binds it."""
+    parsed = delivery.parsed
+    return (
+        received_at,
+        delivery.remote_addr,
+        json.dumps(delivery.headers, sort_keys=True),
+        delivery.body,
+        delivery.body_sha256,
+        delivery.size,
+        applied.outcome.value,
+        delivery.error,
+        None if parsed is None else str(parsed.event),
+        None if parsed is None else parsed.reference,
+        delivery.webhook_id,
+        applied.event_id,
+        applied.transfer_id,
+    )
+
+
+def event_row(
+    event: TransferEvent, webhook_id: str | None, transfer_id: int, received_at: Any
+) -> tuple[Any, ...]:
+    """The row recording a logical event, in EVENT_COLUMNS order."""
+    return (
+        event.event.value,
+        event.reference,
+        webhook_id,
+        event.content_hash,
+        event.canonical,
+        transfer_id,
+        received_at,
+    )
+
+
 def archive(session: Session, delivery: IncomingDelivery, applied: Applied) -> None:
     """Append the raw delivery to the archive with its outcome."""
-    parsed = delivery.parsed
-    session.execute(
-        insert(_DELIVERIES).values(
-            received_at=delivery.received_at,
-            remote_addr=delivery.remote_addr,
-            headers=json.dumps(delivery.headers, sort_keys=True),
-            body=delivery.body,
-            body_sha256=delivery.body_sha256,
-            size=delivery.size,
-            outcome=applied.outcome.value,
-            error=delivery.error,
-            event_type=parsed.event
-            if isinstance(parsed, IgnoredEvent)
-            else (parsed.event.value if parsed is not None else None),
-            reference=parsed.reference if parsed is not None else None,
-            webhook_id=delivery.webhook_id,
-            event_id=applied.event_id,
-            transfer_id=applied.transfer_id,
-        )
-    )
+    row = archive_row(delivery, applied, delivery.received_at)
+    session.execute(insert(_DELIVERIES).values(dict(zip(ARCHIVE_COLUMNS, row, strict=True))))
 
 
 def apply_delivery(session: Session, delivery: IncomingDelivery, *, now: dt.datetime) -> Applied:
     """Decide the outcome of one delivery, apply it if new, and archive it. Never commits."""
     parsed = delivery.parsed
-    if parsed is None:
-        applied = Applied(delivery.invalid_outcome)
-    elif isinstance(parsed, IgnoredEvent):
-        applied = Applied(DeliveryOutcome.IGNORED)
-    else:
+    if isinstance(parsed, TransferEvent):
         applied = apply_event(session, parsed, webhook_id=delivery.webhook_id, now=now)
+    else:
+        applied = Applied(not_applied(parsed, delivery.invalid_outcome))
     archive(session, delivery, applied)
     return applied
 
@@ -88,48 +147,66 @@ def apply_event(
     session: Session, event: TransferEvent, *, webhook_id: str | None, now: dt.datetime
 ) -> Applied:
     """Record the logical event once; a repeat is a duplicate or a conflict, applied never."""
-    existing = _existing_event(session, event, webhook_id)
-    if existing is not None:
-        return _repeat(session, event, existing, now)
-    transfer_id, orphan = _transfer_for(session, event, now)
-    event_id = insert_ignore(
-        session,
-        _EVENTS,
-        {
-            "event": event.event.value,
-            "reference": event.reference,
-            "webhook_id": webhook_id,
-            "content_hash": event.content_hash,
-            "payload": event.canonical,
-            "transfer_id": transfer_id,
-            "received_at": now,
-        },
+    for _ in range(_ATTEMPTS):
+        applied = _attempt(session, event, webhook_id, now)
+        if applied is not None:
+            return applied
+    raise IngestUnavailableError(f"other transactions keep writing the rows of {event.reference}")
+
+
+def reapply_outcome(
+    session: Session, event: TransferEvent, transfer_id: int, *, now: dt.datetime
+) -> Applied:
+    """Apply an already-recorded event's outcome to its transfer again (for replay)."""
+    by_reference, by_provider = index_transfers(_held_transfers(session, event, transfer_id))
+    transfer = next(held for held in by_reference.values() if held.id == transfer_id)
+    decision = apply_to(
+        event, transfer, by_reference=by_reference, by_provider=by_provider, now=now
     )
-    if event_id is None:
-        # Another transaction (another process) recorded it first; we are the repeat.
-        existing = _existing_event(session, event, webhook_id)
-        if existing is None:  # pragma: no cover - the unique key must have been hit
-            raise RuntimeError("event insert ignored but no event found")
-        return _repeat(session, event, existing, now)
-    applied = Applied(DeliveryOutcome.ACCEPTED, transfer_id, event_id)
-    if orphan:
-        _finding(
-            session,
-            applied,
-            transfer_id,
-            FindingKind.ORPHAN_EVENT,
-            now,
-            f"{event.event.value} for {event.reference} "
-            f"(merchant reference {event.merchant_reference or 'none'}) that the ledger "
-            "never initiated or expected",
+    _update(session, transfer_id, decision)
+    return _findings(session, decision, transfer_id, None, now)
+
+
+def _attempt(
+    session: Session, event: TransferEvent, webhook_id: str | None, now: dt.datetime
+) -> Applied | None:
+    """Apply the event once; None when another transaction stored one of its rows first."""
+    recorded = _recorded(session, event, webhook_id)
+    if recorded is not None:
+        recorded_id, content_hash, owner_id = recorded
+        decision = decide(
+            event, recorded_hash=content_hash, by_reference={}, by_provider={}, now=now
         )
-    _apply_outcome(session, event, transfer_id, applied, now)
-    return applied
+        return _findings(session, decision, owner_id, recorded_id, now)
+    by_reference, by_provider = index_transfers(_held_transfers(session, event))
+    decision = decide(
+        event, recorded_hash=None, by_reference=by_reference, by_provider=by_provider, now=now
+    )
+    transfer_id = _store_transfer(session, decision)
+    if transfer_id is None:
+        return None
+    values = dict(zip(EVENT_COLUMNS, event_row(event, webhook_id, transfer_id, now), strict=True))
+    event_id = insert_ignore(session, _EVENTS, values)
+    if event_id is None:
+        return None
+    if decision.created is None:
+        _update(session, transfer_id, decision)
+    return _findings(session, decision, transfer_id, event_id, now)
 
 
-def _existing_event(
+def _store_transfer(session: Session, decision: Decision) -> int | None:
+    """The id of an accepted decision's transfer, inserted when new; None when another
+    transaction inserted it first."""
+    assert decision.transfer is not None
+    if decision.created is None:
+        return decision.transfer.id
+    return insert_ignore(session, _TRANSFERS, decision.created)
+
+
+def _recorded(
     session: Session, event: TransferEvent, webhook_id: str | None
 ) -> tuple[int, str, int] | None:
+    """(id, content hash, transfer id) of the event recorded under its key or webhook id."""
     columns = (_EVENTS.c.id, _EVENTS.c.content_hash, _EVENTS.c.transfer_id)
     row = session.execute(
         select(*columns).where(
@@ -141,116 +218,44 @@ def _existing_event(
     return None if row is None else (row[0], row[1], row[2])
 
 
-def _repeat(
-    session: Session, event: TransferEvent, existing: tuple[int, str, int], now: dt.datetime
-) -> Applied:
-    event_id, content_hash, transfer_id = existing
-    if content_hash == event.content_hash:
-        return Applied(DeliveryOutcome.DUPLICATE, transfer_id, event_id)
-    applied = Applied(DeliveryOutcome.CONFLICTING, transfer_id, event_id)
-    _finding(
-        session,
-        applied,
-        transfer_id,
-        FindingKind.CONFLICTING_DELIVERY,
-        now,
-        f"{event.event.value} for {event.reference} was delivered again with different "
-        "content; the first delivery stays applied",
-    )
-    return applied
-
-
-def _transfer_for(session: Session, event: TransferEvent, now: dt.datetime) -> tuple[int, bool]:
-    """The transfer the event is about, created as an orphan when the ledger never knew it."""
-    transfer = None
-    if event.merchant_reference:
-        transfer = find_transfer(session, event.merchant_reference)
-    if transfer is None:
-        transfer = find_transfer(session, event.reference)
-    if transfer is not None:
-        assert transfer.id is not None
-        return transfer.id, False
-    new_id = insert_ignore(
-        session,
-        _TRANSFERS,
-        {
-            "reference": event.merchant_reference or event.reference,
-            "provider_reference": event.reference,
-            "origin": TransferOrigin.WEBHOOK.value,
-            "status": event.status.value,
-            "confirmed": False,
-            "check_attempts": 0,
-            "not_found_count": 0,
-            "created_at": now,
-            "updated_at": now,
-        },
-    )
-    if new_id is not None:
-        return new_id, True
-    # A concurrent delivery created it between our lookup and insert.
-    transfer = find_transfer(session, event.merchant_reference or event.reference)
-    if transfer is None or transfer.id is None:
-        raise RuntimeError(f"transfer for {event.reference!r} vanished")
-    return transfer.id, transfer.origin == TransferOrigin.WEBHOOK.value
-
-
-def _apply_outcome(
-    session: Session, event: TransferEvent, transfer_id: int, applied: Applied, now: dt.datetime
-) -> None:
-    row = session.execute(
-        select(
-            _TRANSFERS.c.webhook_status,
-            _TRANSFERS.c.confirmed,
-            _TRANSFERS.c.provider_reference,
-        )
-        .where(_TRANSFERS.c.id == transfer_id)
+def _held_transfers(
+    session: Session, event: TransferEvent, transfer_id: int | None = None
+) -> list[Any]:
+    """HELD_COLUMNS of the transfers the event's references name (and of `transfer_id`),
+    locked until commit."""
+    keys = {event.reference, event.merchant_reference or event.reference}
+    columns = _TRANSFERS.c
+    named = [columns.reference.in_(keys), columns.provider_reference.in_(keys)]
+    if transfer_id is not None:
+        named.append(columns.id == transfer_id)
+    statement = (
+        select(*(columns[name] for name in HELD_COLUMNS))
+        .where(or_(*named))
+        .order_by(columns.id)
         .with_for_update()
-    ).one()
-    webhook_status, confirmed, provider_reference = row
-    # Every applied webhook makes the transfer due at once: a webhook is evidence, not proof.
-    values: dict[str, object] = {"next_check_at": now, "updated_at": now}
-    if provider_reference is None and find_transfer(session, event.reference) is None:
-        values["provider_reference"] = event.reference
-    if webhook_status is None:
-        values.update(
-            webhook_status=event.status.value,
-            webhook_amount=event.amount,
-            webhook_fee=event.fee,
-        )
-        if event.failure_reason is not None:
-            values["failure_reason"] = event.failure_reason
-        if not confirmed:
-            values["status"] = event.status.value
-    elif webhook_status != event.status.value:
-        # Both outcomes arrived; the first stays, the provider's answer will decide.
-        _finding(
-            session,
-            applied,
-            transfer_id,
-            FindingKind.STATUS_CONFLICT,
-            now,
-            f"webhooks reported both {webhook_status} and {event.status.value} "
-            f"for {event.reference}",
-        )
-    session.execute(update(_TRANSFERS).where(_TRANSFERS.c.id == transfer_id).values(**values))
+    )
+    return list(session.execute(statement).all())
 
 
-def reapply_outcome(
-    session: Session, event: TransferEvent, transfer_id: int, *, now: dt.datetime
-) -> Applied:
-    """Apply an already-recorded event's outcome to its transfer again (for replay)."""
-    applied = Applied(DeliveryOutcome.ACCEPTED, transfer_id)
-    _apply_outcome(session, event, transfer_id, applied, now)
-    return applied
+def _update(session: Session, transfer_id: int, decision: Decision) -> None:
+    assert decision.changes is not None
+    session.execute(
+        update(_TRANSFERS).where(_TRANSFERS.c.id == transfer_id).values(**decision.changes)
+    )
 
 
-def _finding(
+def _findings(
     session: Session,
-    applied: Applied,
+    decision: Decision,
     transfer_id: int,
-    kind: FindingKind,
+    event_id: int | None,
     now: dt.datetime,
-    detail: str,
-) -> None:
-    if raise_finding(session, transfer_id=transfer_id, kind=kind, detail=detail, now=now):
-        applied.findings.append(kind)
+) -> Applied:
+    """Raise the decision's findings on the transfer; what was applied."""
+    applied = Applied(decision.outcome, transfer_id, event_id)
+    for finding in decision.findings:
+        if raise_finding(
+            session, transfer_id=transfer_id, kind=finding.kind, detail=finding.detail, now=now
+        ):
+            applied.findings.append(finding.kind)
+    return applied

@@ -1,4 +1,4 @@
-"""Errors of the receiver; each carries the HTTP status it answers with.
+"""Errors of the receiver; each that reaches a sender carries the HTTP status it answers with.
 
 ReceiverError
 ├── DeliveryRejectedError          the delivery is refused and NOT archived
@@ -10,7 +10,10 @@ ReceiverError
 │   ├── BodyNotJSONError           400
 │   ├── UnsupportedMediaTypeError  415
 │   └── InvalidEventError          422: JSON that is not a valid event
-└── IngestUnavailableError         503: the ledger could not take the write; the provider retries
+├── IngestUnavailableError         503: the ledger could not take the write; the provider retries
+└── BatchRaceError                 never answered: another transaction wrote one of a batch's
+                                   keys first; the writer retries the batch one delivery at a
+                                   time (also a RuntimeError)
 """
 
 from __future__ import annotations
@@ -97,3 +100,7 @@ class IngestUnavailableError(ReceiverError):
 
     status_code = 503
     code = "unavailable"
+
+
+class BatchRaceError(ReceiverError, RuntimeError):
+    """Another transaction wrote one of the batch's keys first; retry the batch per delivery."""

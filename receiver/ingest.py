@@ -21,7 +21,7 @@ from ledger.errors import LedgerError
 from ledger.types import utcnow
 from receiver.apply import Applied, IncomingDelivery, apply_delivery
 from receiver.batch import apply_batch
-from receiver.errors import IngestUnavailableError
+from receiver.errors import BatchRaceError, IngestUnavailableError
 
 logger = structlog.get_logger(__name__)
 
@@ -165,10 +165,10 @@ class GroupCommitWriter:
         except LedgerError as exc:
             # The database is unreachable or refused the write: every delivery gets 503.
             return [self._unavailable(exc) for _ in batch]
-        except (SQLAlchemyError, RuntimeError, ValueError, TypeError) as exc:
+        except (SQLAlchemyError, BatchRaceError) as exc:
             # A race with another process, a deadlock or one bad delivery (a value the driver
-            # cannot encode) must not fail its neighbours: fall back to the per-delivery path,
-            # one transaction each.
+            # cannot encode, which ledger.bulk reports as SQLAlchemy's StatementError) must not
+            # fail its neighbours: fall back to the per-delivery path, one transaction each.
             logger.warning(
                 "batch failed; retrying deliveries one by one",
                 size=len(batch),
@@ -181,7 +181,9 @@ class GroupCommitWriter:
     def _single(self, delivery: IncomingDelivery) -> Applied | Exception:
         try:
             return self._transaction([delivery])[0]
-        except (SQLAlchemyError, LedgerError, RuntimeError, ValueError, TypeError) as exc:
+        except (SQLAlchemyError, LedgerError, IngestUnavailableError, UnicodeEncodeError) as exc:
+            # UnicodeEncodeError: a value the driver cannot encode (an unpaired surrogate); the
+            # driver raises it itself, outside SQLAlchemy's translation of its errors.
             return self._unavailable(exc)
 
     def _batch(self, deliveries: list[IncomingDelivery]) -> list[Applied]:

@@ -8,14 +8,15 @@ import json
 
 import pytest
 from sqlalchemy import Engine, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, StatementError
 
-from ledger.bulk import Bulk
+import receiver.ingest
+from ledger.bulk import Bulk, table_columns
 from ledger.db import read_session, write_session
 from ledger.models import Delivery, Transfer, WebhookEvent
 from ledger.types import DeliveryOutcome, utcnow
 from receiver.apply import Applied, IncomingDelivery
-from receiver.errors import DeliveryInvalidError, IngestUnavailableError
+from receiver.errors import BatchRaceError, DeliveryInvalidError, IngestUnavailableError
 from receiver.events import IgnoredEvent, parse_event
 from receiver.ingest import GroupCommitWriter
 from tests.support.webhooks import encode, success_body
@@ -136,3 +137,47 @@ def test_a_delivery_the_driver_cannot_store_fails_alone(engine: Engine) -> None:
     assert isinstance(second, IngestUnavailableError)
     with read_session(engine) as session:
         assert session.scalars(select(Delivery.reference)).all() == ["BULK-good"]
+
+
+def test_a_value_the_driver_cannot_encode_is_sqlalchemys_statement_error(engine: Engine) -> None:
+    """An unpaired surrogate in a bulk row comes out as StatementError and nothing is kept."""
+    with pytest.raises(StatementError), write_session(engine) as session:
+        bulk = Bulk(session.connection())
+        (rows,) = bulk.send([bulk.reserve_ids("transfer", 1)])
+        (transfer_id,) = bulk.reserved(rows, 1)
+        bulk.send(
+            bulk.insert("transfer", _COLUMNS, [_transfer_row(bulk, transfer_id, "BULK-\ud800")])
+        )
+    with read_session(engine) as session:
+        assert session.scalars(select(Transfer)).all() == []
+
+
+def test_bulk_columns_are_typed_by_the_table_definition() -> None:
+    """A bulk column list takes each column's PostgreSQL type from ledger.models."""
+    table = Transfer.__table__  # type: ignore[attr-defined]
+    assert table_columns(table, ("id", "reference", "confirmed", "created_at")) == (
+        ("id", "BIGINT"),
+        ("reference", "VARCHAR(100)"),
+        ("confirmed", "BOOLEAN"),
+        ("created_at", "TIMESTAMP WITH TIME ZONE"),
+    )
+
+
+def test_a_batch_that_loses_a_race_is_applied_one_delivery_at_a_time(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """BatchRaceError makes the writer retry each delivery in its own transaction."""
+
+    def lost_race(*_args: object, **_kwargs: object) -> list[Applied]:
+        raise BatchRaceError("event belongs to a transfer outside the batch")
+
+    monkeypatch.setattr(receiver.ingest, "apply_batch", lost_race)
+    first = _incoming(encode(success_body("BULK-race-1")), {})
+    second = _incoming(encode(success_body("BULK-race-2")), {})
+    results = _commit_together(engine, [first, second])
+    assert [r.outcome for r in results] == [DeliveryOutcome.ACCEPTED] * 2
+    with read_session(engine) as session:
+        assert sorted(session.scalars(select(Delivery.reference)).all()) == [
+            "BULK-race-1",
+            "BULK-race-2",
+        ]
