@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ledger.types import FindingKind, Initiation, TransferStatus
 from reconcile.fees import FeeSchedule
@@ -22,6 +22,9 @@ _OVER_CONTRACT = "exceeds the contract fee"
 # The detail records the contract fee in force at the check: advice reads it back from there
 # rather than from today's PAYRECON_FEE_SCHEDULE, which reports do not know.
 _CONTRACT_FEE = re.compile(_OVER_CONTRACT + r" (\d+) kobo")
+# What an answer settles whatever else it says.
+_FOUND_RESOLVES = frozenset({FindingKind.UNKNOWN_TO_PROVIDER, FindingKind.UNVERIFIABLE})
+_NOT_FOUND_RESOLVES = frozenset({FindingKind.UNVERIFIABLE})
 
 
 @dataclass(frozen=True)
@@ -251,19 +254,9 @@ def _attributed(view: LedgerView, answer: Answer) -> Answer:
 
 def _read(view: LedgerView, answer: Answer, policy: Policy, attempts: int) -> _Reading:
     """The provider's figures, the not-found count, the next check and the answer's findings."""
-    unchanged = _Reading(
-        provider_status=view.provider_status,
-        provider_amount=view.provider_amount,
-        provider_fee=view.provider_fee,
-        provider_reference=view.provider_reference,
-        failure_reason=view.failure_reason,
-        initiation=view.initiation,
-        not_found=view.not_found_count,
-        next_check_in=backoff_delay(attempts, policy.check_backoff, policy.check_backoff_max),
-    )
+    delay = backoff_delay(attempts, policy.check_backoff, policy.check_backoff_max)
     if isinstance(answer, Found):
-        return replace(
-            unchanged,
+        return _Reading(
             provider_status=answer.status,
             provider_amount=answer.amount,
             provider_fee=answer.fee,
@@ -278,33 +271,37 @@ def _read(view: LedgerView, answer: Answer, policy: Policy, attempts: int) -> _R
                 Initiation.ACCEPTED if view.initiation is Initiation.INTENT else view.initiation
             ),
             not_found=0,
-            resolved=frozenset({FindingKind.UNKNOWN_TO_PROVIDER, FindingKind.UNVERIFIABLE}),
+            next_check_in=delay,
+            resolved=_FOUND_RESOLVES,
         )
+    # No figures in this answer: the provider's last known ones stand.
+    not_found = view.not_found_count
+    open_: dict[FindingKind, str] = {}
+    resolved: frozenset[FindingKind] = frozenset()
     if isinstance(answer, NotFound):
-        not_found = view.not_found_count + 1
-        unknown = not_found >= policy.not_found_limit
-        return replace(
-            unchanged,
-            not_found=not_found,
-            open=(
-                {
-                    FindingKind.UNKNOWN_TO_PROVIDER: (
-                        f"the provider answered 'not found' {not_found} times in a row"
-                    )
-                }
-                if unknown
-                else {}
-            ),
-            resolved=frozenset({FindingKind.UNVERIFIABLE}),
-        )
-    if isinstance(answer, Uninterpretable):
-        return replace(
-            unchanged, provider_error=True, open={FindingKind.UNVERIFIABLE: answer.detail}
-        )
-    delay = unchanged.next_check_in
-    if answer.retry_after is not None and delay is not None:
+        not_found += 1
+        resolved = _NOT_FOUND_RESOLVES
+        if not_found >= policy.not_found_limit:
+            open_[FindingKind.UNKNOWN_TO_PROVIDER] = (
+                f"the provider answered 'not found' {not_found} times in a row"
+            )
+    elif isinstance(answer, Uninterpretable):
+        open_[FindingKind.UNVERIFIABLE] = answer.detail
+    elif answer.retry_after is not None:
         delay = max(delay, answer.retry_after)  # the provider's Retry-After wins if longer
-    return replace(unchanged, provider_error=True, next_check_in=delay)
+    return _Reading(
+        provider_status=view.provider_status,
+        provider_amount=view.provider_amount,
+        provider_fee=view.provider_fee,
+        provider_reference=view.provider_reference,
+        failure_reason=view.failure_reason,
+        initiation=view.initiation,
+        not_found=not_found,
+        next_check_in=delay,
+        provider_error=not isinstance(answer, NotFound),
+        open=open_,
+        resolved=resolved,
+    )
 
 
 def _settle(view: LedgerView, answer: Answer) -> _Settled:

@@ -51,6 +51,9 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        # Package data does not change under a running process: no stat of every template
+        # on every render.
+        auto_reload=False,
     )
     env.filters.update(naira=naira, naira_text=naira_text, duration=describe_duration)
     env.filters["thousands"] = "{:,}".format
