@@ -6,6 +6,8 @@ import threading
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
+import cachetools
+
 V = TypeVar("V")
 MAX_ENTRIES = 10_000
 
@@ -20,33 +22,24 @@ class TTLCache(Generic[V]):
 
     def __init__(self, ttl: float, clock: Callable[[], float]) -> None:
         self.ttl = ttl
-        self._clock = clock
+        # Bounded memory for a long-running reconciler: expired entries go first, then the
+        # least recently used. cachetools' caches are not thread-safe, hence the lock.
+        self._entries: cachetools.TTLCache[Hashable, V] = cachetools.TTLCache(
+            MAX_ENTRIES, max(ttl, 0.0), timer=clock
+        )
         self._lock = threading.Lock()
-        self._entries: dict[Hashable, tuple[float, V]] = {}
 
     def get(self, key: Hashable) -> V | None:
         """The value stored under `key` if it has not expired."""
         with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                return None
-            expires, value = entry
-            if self._clock() >= expires:
-                del self._entries[key]
-                return None
-            return value
+            return self._entries.get(key)
 
     def put(self, key: Hashable, value: V) -> None:
         """Remember `value` under `key` for `ttl` seconds."""
         if self.ttl <= 0:
             return
-        now = self._clock()
         with self._lock:
-            if len(self._entries) >= MAX_ENTRIES:
-                # Bounded memory for a long-running reconciler: drop what expired, else all.
-                live = {k: e for k, e in self._entries.items() if e[0] > now}
-                self._entries = live if len(live) < MAX_ENTRIES else {}
-            self._entries[key] = (now + self.ttl, value)
+            self._entries[key] = value
 
     def clear(self) -> None:
         """Forget everything."""

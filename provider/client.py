@@ -16,12 +16,13 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import httpx
+import tenacity
 from pydantic import SecretStr
 
 from provider.answers import translated
 from provider.async_client import AsyncProviderClient
-from provider.core import Call, Core, log_call, log_retry
-from provider.errors import ProviderError, TransientError
+from provider.core import Call, Core, log_call
+from provider.errors import ProviderError
 from provider.models import (
     AccountEnquiry,
     Bank,
@@ -83,26 +84,19 @@ class ProviderClient:
 
     def _run(self, call: Call[T]) -> T:
         started = time.monotonic()
-        attempt = 0
-        while True:
-            try:
-                with translated(self._core.scrub, self._core.timeout):
-                    response = self._http.send(call.request)
-                result = call.interpret(response, self._core.scrub)
-            except TransientError as error:
-                delay = self._core.retry_delay(call, attempt, error)
-                if delay is None:
-                    log_call(call, attempt + 1, started, error)
-                    raise
-                log_retry(call, attempt, error, delay)
-                self._sleep(delay)
-                attempt += 1
-            except ProviderError as error:
-                log_call(call, attempt + 1, started, error)
-                raise
-            else:
-                log_call(call, attempt + 1, started, None)
-                return result
+        retrying = tenacity.Retrying(sleep=self._sleep, **self._core.retry_controls(call))
+        try:
+            result: T = retrying(self._send, call)
+        except ProviderError as error:
+            log_call(call, retrying.statistics["attempt_number"], started, error)
+            raise
+        log_call(call, retrying.statistics["attempt_number"], started, None)
+        return result
+
+    def _send(self, call: Call[T]) -> T:
+        with translated(self._core.scrub, self._core.timeout):
+            response = self._http.send(call.request)
+        return call.interpret(response, self._core.scrub)
 
     def banks(self) -> list[Bank]:
         """Banks and the codes endpoints 8 and 9 accept."""

@@ -7,6 +7,7 @@ answer, and whether it may be retried. The sync and async clients only send.
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import httpx
+import tenacity
 from pydantic import BaseModel, SecretStr, StrictInt
 
 from provider import validation as check
@@ -137,11 +139,12 @@ class Core:
         """`text` with the secret key replaced, for anything that may reach a message."""
         return text.replace(self._secret, REDACTED)
 
-    def retry_delay(self, call: Call[Any], attempt: int, error: TransientError) -> float | None:
-        """Seconds to wait before trying `call` again, or None to give up now."""
+    def retry_controls(self, call: Call[Any]) -> dict[str, Any]:
+        """tenacity's arguments for sending `call`: a GET as the policy says, a POST once."""
+        controls = self.policy.controls(self._rand, functools.partial(log_retry, call))
         if not call.retryable:
-            return None
-        return self.policy.delay(attempt, error, self._rand)
+            controls["retry"] = tenacity.retry_never
+        return controls
 
     def _request(
         self,

@@ -22,6 +22,9 @@ _OVER_CONTRACT = "exceeds the contract fee"
 # The detail records the contract fee in force at the check: advice reads it back from there
 # rather than from today's PAYRECON_FEE_SCHEDULE, which reports do not know.
 _CONTRACT_FEE = re.compile(_OVER_CONTRACT + r" (\d+) kobo")
+# What an answer settles whatever else it says.
+_FOUND_RESOLVES = frozenset({FindingKind.UNKNOWN_TO_PROVIDER, FindingKind.UNVERIFIABLE})
+_NOT_FOUND_RESOLVES = frozenset({FindingKind.UNVERIFIABLE})
 
 
 # PAYRECON_STALE_AFTER's default, here beside the rule it feeds: settings and reports read it.
@@ -191,97 +194,160 @@ def _stale(
     return f"pending for {int(age)} s (limit {policy.stale_after} s)"
 
 
+@dataclass(frozen=True)
+class _Reading:
+    """What one answer says of the transfer, before its status is settled."""
+
+    provider_status: TransferStatus | None
+    provider_amount: int | None
+    provider_fee: int | None
+    provider_reference: str | None
+    failure_reason: str | None
+    initiation: Initiation | None
+    not_found: int
+    next_check_in: float | None
+    provider_error: bool = False
+    open: dict[FindingKind, str] = field(default_factory=dict)
+    resolved: frozenset[FindingKind] = frozenset()
+
+
+@dataclass(frozen=True)
+class _Settled:
+    """The transfer's status after the answer, and whether the provider has confirmed it."""
+
+    status: TransferStatus
+    confirmed: bool
+    final: bool  # the provider gave a final status: nothing more to check
+    conflict: str | None = None  # the webhook said another final status
+
+
 def evaluate(view: LedgerView, answer: Answer, policy: Policy, now: dt.datetime) -> Verdict:
     """Apply one provider answer to one transfer; the verdict the ledger must reflect."""
+    answer = _attributed(view, answer)
+    attempts = view.check_attempts + 1
+    reading = _read(view, answer, policy, attempts)
+    settled = _settle(view, answer)
+    open_, resolved = _findings(view, reading, settled, policy, now)
+    return Verdict(
+        status=settled.status,
+        confirmed=settled.confirmed,
+        next_check_in=None if settled.final else reading.next_check_in,
+        check_attempts=0 if settled.final else attempts,
+        not_found_count=reading.not_found,
+        provider_status=reading.provider_status,
+        provider_amount=reading.provider_amount,
+        provider_fee=reading.provider_fee,
+        provider_reference=reading.provider_reference,
+        failure_reason=reading.failure_reason,
+        initiation=reading.initiation,
+        open=open_,
+        resolved=resolved,
+        newly_confirmed=settled.confirmed and not view.confirmed,
+        provider_error=reading.provider_error,
+    )
+
+
+def _attributed(view: LedgerView, answer: Answer) -> Answer:
+    """`answer`, or an uninterpretable one when the provider answered for another transfer."""
     if isinstance(answer, Found) and _foreign(view, answer):
-        answer = Uninterpretable(
+        return Uninterpretable(
             f"lookup of {view.reference} answered for merchant reference "
             f"{answer.merchant_reference!r}"
         )
-    attempts = view.check_attempts + 1
-    open_: dict[FindingKind, str] = {}
-    resolved: set[FindingKind] = set()
-    provider_status = view.provider_status
-    provider_amount = view.provider_amount
-    provider_fee = view.provider_fee
-    provider_reference = view.provider_reference
-    failure_reason = view.failure_reason
-    initiation = view.initiation
-    not_found = view.not_found_count
-    delay: float | None = backoff_delay(attempts, policy.check_backoff, policy.check_backoff_max)
-    provider_error = False
+    return answer
 
+
+def _read(view: LedgerView, answer: Answer, policy: Policy, attempts: int) -> _Reading:
+    """The provider's figures, the not-found count, the next check and the answer's findings."""
+    delay = backoff_delay(attempts, policy.check_backoff, policy.check_backoff_max)
     if isinstance(answer, Found):
-        provider_status, provider_amount, provider_fee = answer.status, answer.amount, answer.fee
-        provider_reference = provider_reference or answer.reference
-        if answer.status is TransferStatus.FAILED and answer.failure_reason:
-            failure_reason = answer.failure_reason
-        if initiation is Initiation.INTENT:
-            initiation = Initiation.ACCEPTED  # the lost answer is found: it did go through
-        not_found = 0
-        resolved |= {FindingKind.UNKNOWN_TO_PROVIDER, FindingKind.UNVERIFIABLE}
-    elif isinstance(answer, NotFound):
+        return _Reading(
+            provider_status=answer.status,
+            provider_amount=answer.amount,
+            provider_fee=answer.fee,
+            provider_reference=view.provider_reference or answer.reference,
+            failure_reason=(
+                answer.failure_reason
+                if answer.status is TransferStatus.FAILED and answer.failure_reason
+                else view.failure_reason
+            ),
+            # An initiation whose answer was lost is found: it did go through.
+            initiation=(
+                Initiation.ACCEPTED if view.initiation is Initiation.INTENT else view.initiation
+            ),
+            not_found=0,
+            next_check_in=delay,
+            resolved=_FOUND_RESOLVES,
+        )
+    # No figures in this answer: the provider's last known ones stand.
+    not_found = view.not_found_count
+    open_: dict[FindingKind, str] = {}
+    resolved: frozenset[FindingKind] = frozenset()
+    if isinstance(answer, NotFound):
         not_found += 1
-        resolved.add(FindingKind.UNVERIFIABLE)
+        resolved = _NOT_FOUND_RESOLVES
         if not_found >= policy.not_found_limit:
             open_[FindingKind.UNKNOWN_TO_PROVIDER] = (
                 f"the provider answered 'not found' {not_found} times in a row"
             )
     elif isinstance(answer, Uninterpretable):
         open_[FindingKind.UNVERIFIABLE] = answer.detail
-        provider_error = True
-    else:
-        provider_error = True
-        if answer.retry_after is not None and delay is not None:
-            delay = max(delay, answer.retry_after)  # the provider's Retry-After wins if longer
+    elif answer.retry_after is not None:
+        delay = max(delay, answer.retry_after)  # the provider's Retry-After wins if longer
+    return _Reading(
+        provider_status=view.provider_status,
+        provider_amount=view.provider_amount,
+        provider_fee=view.provider_fee,
+        provider_reference=view.provider_reference,
+        failure_reason=view.failure_reason,
+        initiation=view.initiation,
+        not_found=not_found,
+        next_check_in=delay,
+        provider_error=not isinstance(answer, NotFound),
+        open=open_,
+        resolved=resolved,
+    )
 
-    final = isinstance(answer, Found) and answer.status in FINAL
-    if final:
-        assert isinstance(answer, Found)
-        status, confirmed = answer.status, True
-        delay, attempts = None, 0
+
+def _settle(view: LedgerView, answer: Answer) -> _Settled:
+    """The status the ledger shows after `answer`: the provider's when final, else the webhook's."""
+    if isinstance(answer, Found) and answer.status in FINAL:
+        conflict = None
         if view.webhook_status in FINAL and view.webhook_status is not answer.status:
-            open_[FindingKind.STATUS_CONFLICT] = (
-                f"webhook said {view.webhook_status}, provider says {answer.status}"
-            )
-    else:
-        # Provider pending or no usable answer: a webhook's outcome stands, unconfirmed.
-        status = view.webhook_status if view.webhook_status in FINAL else TransferStatus.PENDING
-        confirmed = view.confirmed and view.status in FINAL
-        if confirmed:
-            status = view.status  # an earlier provider answer settled it; a late webhook cannot
+            conflict = f"webhook said {view.webhook_status}, provider says {answer.status}"
+        return _Settled(answer.status, confirmed=True, final=True, conflict=conflict)
+    # Provider pending or no usable answer: a webhook's outcome stands, unconfirmed.
+    if view.confirmed and view.status in FINAL:
+        # An earlier provider answer settled it; a late webhook cannot.
+        return _Settled(view.status, confirmed=True, final=False)
+    status = view.webhook_status if view.webhook_status in FINAL else TransferStatus.PENDING
+    return _Settled(status, confirmed=False, final=False)
 
-    amount = view.amount if view.amount is not None else provider_amount
+
+def _findings(
+    view: LedgerView, reading: _Reading, settled: _Settled, policy: Policy, now: dt.datetime
+) -> tuple[dict[FindingKind, str], frozenset[FindingKind]]:
+    """The kinds that must be open (with their detail) and the kinds whose cause is gone."""
+    open_ = dict(reading.open)
+    if settled.conflict is not None:
+        open_[FindingKind.STATUS_CONFLICT] = settled.conflict
+    resolved = set(reading.resolved)
+    # Checked on every answer, whatever it was: each is opened or resolved here.
+    amount = view.amount if view.amount is not None else reading.provider_amount
+    unknown = reading.not_found >= policy.not_found_limit
     for kind, problem in (
-        (FindingKind.AMOUNT_MISMATCH, amount_problem(view, provider_amount)),
-        (FindingKind.FEE_MISMATCH, fee_problem(view, provider_fee, amount, policy.fee_schedule)),
+        (FindingKind.AMOUNT_MISMATCH, amount_problem(view, reading.provider_amount)),
         (
-            FindingKind.STALE_PENDING,
-            _stale(status, view, policy, now, not_found >= policy.not_found_limit),
+            FindingKind.FEE_MISMATCH,
+            fee_problem(view, reading.provider_fee, amount, policy.fee_schedule),
         ),
+        (FindingKind.STALE_PENDING, _stale(settled.status, view, policy, now, unknown)),
     ):
         if problem is not None:
             open_[kind] = problem
         else:
             resolved.add(kind)
-    resolved -= set(open_)
-    return Verdict(
-        status=status,
-        confirmed=confirmed,
-        next_check_in=delay,
-        check_attempts=attempts,
-        not_found_count=not_found,
-        provider_status=provider_status,
-        provider_amount=provider_amount,
-        provider_fee=provider_fee,
-        provider_reference=provider_reference,
-        failure_reason=failure_reason,
-        initiation=initiation,
-        open=open_,
-        resolved=frozenset(resolved),
-        newly_confirmed=confirmed and not view.confirmed,
-        provider_error=provider_error,
-    )
+    return open_, frozenset(resolved - set(open_))
 
 
 def _foreign(view: LedgerView, answer: Found) -> bool:

@@ -19,6 +19,10 @@ class TokenBucket:
 
     Acquisitions are serialised by a lock so that waiting callers leave in order and
     the long-run rate never exceeds `rate`, however many tasks wait at once.
+
+    Written here rather than taken from aiolimiter: that one reads the event loop's clock
+    and sleeps on it, where this bucket takes its clock and sleep as arguments, so the
+    cap is tested on a fake clock in no time.
     """
 
     def __init__(

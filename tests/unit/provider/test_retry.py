@@ -172,3 +172,14 @@ def test_parse_retry_after_http_date() -> None:
     now = datetime(2024, 1, 1, 12, 0, 0, tzinfo=UTC)
     assert parse_retry_after("Mon, 01 Jan 2024 12:00:30 GMT", now=now) == 30.0
     assert parse_retry_after("Mon, 01 Jan 2024 11:00:00 GMT", now=now) == 0.0
+
+
+def test_policy_gives_up_after_its_retries_or_on_a_long_retry_after() -> None:
+    """No retry past max_retries, nor when a 429 asks for longer than max_retry_after."""
+    policy = RetryPolicy(max_retries=2, max_retry_after=60.0)
+    busy = errors.ProviderUnavailableError("x")
+    assert not policy.gives_up(1, busy) and policy.gives_up(2, busy)
+    asked_a_minute = errors.RateLimitedError("slow down", retry_after=60.0)
+    asked_longer = errors.RateLimitedError("slow down", retry_after=61.0)
+    assert not policy.gives_up(0, asked_a_minute) and policy.gives_up(0, asked_longer)
+    assert policy.delay(0, asked_longer, lambda: 0.5) is None

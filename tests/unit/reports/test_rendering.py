@@ -8,11 +8,13 @@ import io
 import json
 import re
 
+import jinja2
+import pytest
 from rich.console import Console
 
 from reconcile.advice import Figures, what_to_do
 from reconcile.reports.charts import bar_chart, hbar_chart
-from reconcile.reports.html import PageForms, render_html
+from reconcile.reports.html import PageForms, environment, render_html
 from reconcile.reports.jsonout import dumps
 from reconcile.reports.model import OpenFinding, Report
 from reconcile.reports.naira import naira
@@ -143,3 +145,11 @@ def test_text_and_html_show_finding_details_in_naira_json_keeps_kobo() -> None:
         assert "claim the difference" not in rendered
     [listed] = json.loads(dumps(report.as_dict()))["open_findings"]
     assert listed["detail"] == WEBHOOK_FEE_DETAIL
+
+
+def test_the_page_templates_escape_every_value_by_default() -> None:
+    """A value a template prints is escaped unless marked safe, and a missing one is an error."""
+    env = environment()
+    assert env.from_string("{{ v }}").render(v="<b>&") == "&lt;b&gt;&amp;"
+    with pytest.raises(jinja2.UndefinedError):
+        env.from_string("{{ missing }}").render()
