@@ -30,11 +30,11 @@ from ledger.db import create_db_engine, read_session
 from ledger.migrate import upgrade
 from ledger.models import Finding, Transfer
 from ledger.types import TransferStatus, utcnow
+from payrecon.app import create_app
 from payrecon.errors import DemoDirectoryError
 from payrecon.servers import free_port, running_server
 from payrecon.settings import Settings, load_settings
 from provider.client import AsyncProviderClient, ProviderClient
-from receiver.app import create_app
 from reconcile.payouts import PayoutRequest, send_payout
 from reconcile.poller import run_pass
 from reconcile.reports.period import Period
