@@ -30,11 +30,11 @@ from ledger.migrate import upgrade
 from ledger.models import Finding, Transfer
 from ledger.types import TransferStatus, utcnow
 from payments.payouts import PayoutRequest, send_payout
+from payrecon.app import create_app
 from payrecon.clients import make_async_client, make_client
 from payrecon.errors import DemoDirectoryError
 from payrecon.servers import free_port, running_server
 from payrecon.settings import Settings, load_settings
-from receiver.app import create_app
 from reconcile.poller import run_pass
 from reconcile.reports.period import Period
 from reconcile.reports.render import write_report

@@ -1,1 +1,1 @@
-"""The webhook receiver: Starlette app, webhook ingest, admin API, health and metrics."""
+"""The webhook receiver: sender checks, parsing, durable idempotent ingest, health and metrics."""

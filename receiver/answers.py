@@ -1,85 +1,41 @@
-"""The webhook endpoint's JSON answers, rendered once where they can be, as bare ASGI messages.
+"""JSON error answers: the one shape every error the service sends takes.
 
-Byte for byte what Starlette's JSONResponse sent before the endpoint went bare: the same body
-rendering and the same headers, in the same order, then `x-request-id`.
+`{"status": "error", "error": <code>, "message": <text>, ...}` (PRODUCT.md: Receiver HTTP
+interface), for the webhook, the router's own 404 and 405, and the operators' routes in
+`admin/`. It lives here, below `admin/`, so that the receiver can use it without importing the
+operators' surface.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from typing import Any
 
-from starlette.types import Send
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 
-from ledger.types import DeliveryOutcome
-from receiver.errors import BodyTimeoutError, IngestUnavailableError, ReceiverError
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """A rendered JSON answer: status, body, and the headers other than `x-request-id`."""
-
-    status: int
-    body: bytes
-    headers: tuple[tuple[bytes, bytes], ...]
-
-    async def send(self, send: Send, request_id: str) -> None:
-        """Send this answer, tagged with the request's id."""
-        await send(
-            {
-                "type": "http.response.start",
-                "status": self.status,
-                "headers": [*self.headers, (b"x-request-id", request_id.encode())],
-            }
-        )
-        await send({"type": "http.response.body", "body": self.body})
+# Seconds a client should wait before retrying while the ledger does not take writes.
+RETRY_AFTER = {"Retry-After": "5"}
 
 
-def render(status: int, content: dict[str, object], extra: dict[str, str] | None = None) -> Answer:
-    """`content` as JSONResponse(content, status, extra) would have sent it."""
-    body = json.dumps(
-        content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
-    ).encode("utf-8")
-    headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (extra or {}).items()]
-    headers += [
-        (b"content-length", str(len(body)).encode()),
-        (b"content-type", b"application/json"),
-    ]
-    return Answer(status, body, tuple(headers))
+def json_error(
+    status: int,
+    error: str,
+    message: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    **extra: Any,
+) -> JSONResponse:
+    """A JSON error answer: `error` is the machine-readable code, `extra` adds fields."""
+    content = {"status": "error", "error": error, "message": message, **extra}
+    return JSONResponse(content, status, headers=headers)
 
 
-def error_answer(exc: ReceiverError) -> Answer:
-    """A clear JSON error for a receiver error."""
-    content: dict[str, object] = {"status": "error", "error": exc.code, "message": exc.message}
-    field = getattr(exc, "field", None)
-    if field:
-        content["field"] = field
-    extra: dict[str, str] | None = None
-    if isinstance(exc, IngestUnavailableError):
-        extra = {"Retry-After": "5"}
-    elif isinstance(exc, BodyTimeoutError):
-        # The rest of a stalled body may never come: close rather than wait to read past it.
-        extra = {"Connection": "close"}
-    return render(exc.status_code, content, extra)
-
-
-def public_outcome(outcome: DeliveryOutcome) -> str:
-    """The outcome the sender is told (PRODUCT.md names three)."""
-    # A conflicting copy is not applied, so it is a duplicate to the sender (the conflict is a
-    # finding for ops, not the provider's problem).
-    if outcome is DeliveryOutcome.CONFLICTING:
-        return DeliveryOutcome.DUPLICATE.value
-    return outcome.value
-
-
-# The constant answers: 200 for each outcome, and the two routing errors.
-SUCCESS = {
-    outcome: render(200, {"status": "ok", "outcome": public_outcome(outcome)})
-    for outcome in DeliveryOutcome
-}
-NOT_FOUND = render(404, {"status": "error", "error": "not_found", "message": "Not Found"})
-NOT_ALLOWED = render(
-    405,
-    {"status": "error", "error": "method_not_allowed", "message": "Method Not Allowed"},
-    {"Allow": "POST"},
-)
+async def http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's HTTPException (the router's 404 and 405) as a JSON error."""
+    assert isinstance(exc, HTTPException)
+    message = {404: "Not Found", 405: "Method Not Allowed"}.get(exc.status_code, exc.detail)
+    return json_error(
+        exc.status_code, message.lower().replace(" ", "_"), message, headers=exc.headers
+    )

@@ -5,12 +5,13 @@ from __future__ import annotations
 import random
 import re
 import time
-from typing import Any
 
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-logger = structlog.get_logger("payrecon.request")
+# The logger of the canonical request lines, the webhook's (receiver/fastpath.py) and the rest.
+REQUEST_LOGGER = "payrecon.request"
+logger = structlog.get_logger(REQUEST_LOGGER)
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _QUIET = {"/healthz", "/readyz", "/metrics"}
@@ -34,30 +35,11 @@ def loggable_path(path: str) -> str:
     return _TOKEN_PATH.sub("/webhook/[token]", path)
 
 
-class LineLogger:
-    """`logger`, assembled once per structlog configuration rather than once per line (which is
-    what structlog's lazy proxy does, for a sixth of the line's cost)."""
-
-    def __init__(self) -> None:
-        self._config: dict[str, Any] = {}
-        self._bound: Any = None
-
-    def get(self) -> Any:
-        """The assembled logger for the configuration in force.
-
-        A new `configure_logging` is seen here; `capture_logs` edits the processor list in
-        place, which an assembled logger shares, so it needs nothing.
-        """
-        config = structlog.get_config()
-        if config != self._config:
-            self._config, self._bound = config, logger.bind()
-        return self._bound
-
-
 class RequestLogMiddleware:
     """Binds `request_id` and logs method, path, status and duration once per request.
 
-    The webhook paths do not come through here: `receiver.webhook` writes the same line itself.
+    The webhook paths do not come through here: the endpoint writes the same line itself
+    (`receiver/fastpath.py` says why).
     """
 
     def __init__(self, app: ASGIApp) -> None:

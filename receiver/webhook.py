@@ -2,7 +2,8 @@
 
 It is the hot path, so it skips Starlette's routing, Request and Response objects and the
 request-log middleware, and does their work itself: the answers are the same bytes, and it
-writes the same canonical log line (PRODUCT.md: Receiver HTTP interface).
+writes the same canonical log line (receiver/fastpath.py says what that buys; PRODUCT.md:
+Receiver HTTP interface).
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
 from ledger.types import DeliveryOutcome, utcnow
-from receiver.answers import NOT_ALLOWED, NOT_FOUND, SUCCESS, Answer, error_answer
-from receiver.apply import IncomingDelivery
+from receiver.apply import Applied, IncomingDelivery
 from receiver.auth import SenderPolicy, check_body, check_source, check_token, client_address
 from receiver.body import BodyDeadline, check_declared
 from receiver.errors import (
@@ -30,9 +30,10 @@ from receiver.errors import (
     UnsupportedMediaTypeError,
 )
 from receiver.events import ParsedEvent, parse_event
+from receiver.fastpath import NOT_ALLOWED, NOT_FOUND, SUCCESS, Answer, LineLogger, error_answer
 from receiver.ingest import GroupCommitWriter
 from receiver.metrics import ReceiverMetrics
-from receiver.requestlog import LineLogger, loggable_path, request_id_of
+from receiver.requestlog import request_id_of
 
 logger = structlog.get_logger(__name__)
 
@@ -57,7 +58,7 @@ CLIENT_CLOSED = 499
 
 @dataclass(frozen=True)
 class WebhookState:
-    """What the webhook route needs, built once by create_app."""
+    """What the webhook route needs, built once per app (`receiver.app.webhook_state`)."""
 
     policy: SenderPolicy
     writer: GroupCommitWriter
@@ -90,6 +91,13 @@ def _webhook_event(parsed: ParsedEvent) -> str:
     return parsed.event if isinstance(parsed.event, str) else parsed.event.value
 
 
+def _parsed(headers: RawHeaders, body: bytes) -> ParsedEvent:
+    # DeliveryInvalidError (415, 400 or 422) for a body that cannot be applied.
+    if not _is_json(headers.get(b"content-type")):
+        raise UnsupportedMediaTypeError("Content-Type must be application/json")
+    return parse_event(body)
+
+
 class WebhookEndpoint:
     """The ASGI app of the webhook paths; the path token, if any, is in `scope["path_params"]`.
 
@@ -109,8 +117,8 @@ class WebhookEndpoint:
         started = time.perf_counter()
         raw = scope["headers"]
         # Of repeated headers, checks see the first (as with Starlette's Headers); the archive
-        # and the request id keep the last, as they always have. X-Forwarded-For is the
-        # exception: all its lines are joined, for both.
+        # and the request id keep the last, the rule every archived delivery was stored under.
+        # X-Forwarded-For is the exception: all its lines are joined, for both.
         headers: RawHeaders = dict(reversed(raw))
         archived = {
             name.decode("latin-1"): value.decode("latin-1")[:500]
@@ -141,14 +149,7 @@ class WebhookEndpoint:
             status = answer.status
             await answer.send(send, request_id)
         finally:
-            self.line_logger.get().info(
-                "request",
-                method=scope["method"],
-                path=loggable_path(scope["path"]),
-                status=status,
-                duration_ms=round((time.perf_counter() - started) * 1000, 2),
-                **bound,
-            )
+            self.line_logger.line(scope, status, started, bound)
 
     async def _deliver(
         self,
@@ -158,49 +159,28 @@ class WebhookEndpoint:
         archived: dict[str, str],
         bound: dict[str, Any],
     ) -> Answer:
-        state = self.state
-        policy = state.policy
+        """Check the sender, read and parse the body, apply it: the answer to send."""
         token: str | None = scope["path_params"].get("token")
-        if (policy.token is None) != (token is None):
+        if (self.state.policy.token is None) != (token is None):
             return NOT_FOUND
-        client = scope.get("client")
-        address = client_address(
-            client[0] if client else None,
-            _text(headers.get(b"x-forwarded-for")),
-            policy.trusted_proxies,
-        )
+        address = self._address(scope, headers)
         bound["remote"] = address
-        body_checks = self.body_checks
         try:
-            check_source(policy, address)
-            check_token(policy, token)
-            try:
-                check_declared(_text(headers.get(b"content-length")), state.max_body_bytes)
-                body = await self.body_deadline.receive(receive, state.max_body_bytes)
-            except BodyTimeoutError as exc:
-                # A stalled or trickling sender: not stored (it may never finish), and the
-                # connection is closed with the answer so the rest of the body is not awaited.
-                logger.warning("webhook body timed out", reason=exc.message, **bound)
-                return error_answer(exc)
-            except BodyTooLargeError as exc:
-                if body_checks:  # unverifiable, so not authenticated: refuse without archiving
-                    return error_answer(exc)
-                return await self._archive_invalid(
-                    headers, archived, address, exc.head, exc, DeliveryOutcome.TOO_LARGE, bound
-                )
-            if body_checks:
-                text_headers = {
-                    k.decode("latin-1"): v.decode("latin-1") for k, v in headers.items()
-                }
-                check_body(policy, text_headers, body)
+            # Cheapest first: nothing is read from a sender the headers already refuse.
+            self._check_sender(headers, address, token)
+            body = await self.body_deadline.receive(receive, self.state.max_body_bytes)
+            if self.body_checks:
+                self._check_body(headers, body)
         except DeliveryRejectedError as exc:
-            state.metrics.refused(exc.code)
-            logger.warning("webhook refused", reason=exc.message, status=exc.status_code, **bound)
-            return error_answer(exc)
+            return self._refused(exc, bound)
+        except BodyTooLargeError as exc:
+            if self.body_checks:  # unverifiable, so not authenticated: refuse without archiving
+                return error_answer(exc)
+            return await self._archive_invalid(
+                headers, archived, address, exc.head, exc, DeliveryOutcome.TOO_LARGE, bound
+            )
         try:
-            if not _is_json(headers.get(b"content-type")):
-                raise UnsupportedMediaTypeError("Content-Type must be application/json")
-            parsed = parse_event(body)
+            parsed = _parsed(headers, body)
         except DeliveryInvalidError as exc:
             return await self._archive_invalid(
                 headers, archived, address, body, exc, DeliveryOutcome.INVALID, bound
@@ -208,12 +188,49 @@ class WebhookEndpoint:
         delivery = self._incoming(headers, archived, address, body)
         delivery.parsed = parsed
         try:
-            applied = await state.writer.submit(delivery)
+            applied = await self.state.writer.submit(delivery)
         except IngestUnavailableError as exc:
-            state.metrics.delivered("unavailable")
+            self.state.metrics.delivered("unavailable")
             return error_answer(exc)
+        return self._applied(applied, parsed, bound)
+
+    def _address(self, scope: Scope, headers: RawHeaders) -> str | None:
+        # The sender's address, believing X-Forwarded-For only from a trusted proxy.
+        client = scope.get("client")
+        return client_address(
+            client[0] if client else None,
+            _text(headers.get(b"x-forwarded-for")),
+            self.state.policy.trusted_proxies,
+        )
+
+    def _check_sender(self, headers: RawHeaders, address: str | None, token: str | None) -> None:
+        # The checks that need no body, before it is read: address, path token, declared size.
+        state = self.state
+        check_source(state.policy, address)
+        check_token(state.policy, token)
+        check_declared(_text(headers.get(b"content-length")), state.max_body_bytes)
+
+    def _check_body(self, headers: RawHeaders, body: bytes) -> None:
+        # Shared secret, HMAC and Standard Webhooks signature, over the raw body.
+        text_headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in headers.items()}
+        check_body(self.state.policy, text_headers, body)
+
+    def _refused(self, exc: DeliveryRejectedError, bound: dict[str, Any]) -> Answer:
+        # Nothing is archived for a refused delivery: it is logged, and counted unless only
+        # its body was slow.
+        if isinstance(exc, BodyTimeoutError):
+            # A stalled or trickling sender: not stored (it may never finish), and the
+            # connection is closed with the answer so the rest of the body is not awaited.
+            logger.warning("webhook body timed out", reason=exc.message, **bound)
+        else:
+            self.state.metrics.refused(exc.code)
+            logger.warning("webhook refused", reason=exc.message, status=exc.status_code, **bound)
+        return error_answer(exc)
+
+    def _applied(self, applied: Applied, parsed: ParsedEvent, bound: dict[str, Any]) -> Answer:
+        # Count the outcome and tell the log line about it; the 200 for that outcome.
         outcome = applied.outcome
-        state.metrics.delivered(outcome.value)
+        self.state.metrics.delivered(outcome.value)
         bound["outcome"] = outcome.value
         bound["webhook_event"] = _webhook_event(parsed)
         bound["reference"] = parsed.reference

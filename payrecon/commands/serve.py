@@ -1,4 +1,4 @@
-"""`payrecon serve`: the receiver under uvicorn."""
+"""`payrecon serve`: the app (receiver and operators' routes) under uvicorn."""
 
 from __future__ import annotations
 
@@ -43,9 +43,10 @@ def listening_socket(host: str, port: int) -> socket.socket:
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int, limit_concurrency: int | None) -> None:
     """Run the receiver: webhook, admin API, reports page, health and metrics."""
+    from payrecon.app import create_app
     from payrecon.clients import make_client
     from payrecon.headertimeout import header_timeout_protocol
-    from receiver.app import create_app, sender_policy
+    from receiver.app import sender_policy
 
     app_ctx = app_context(ctx)
     settings = app_ctx.settings()

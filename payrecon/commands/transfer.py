@@ -8,13 +8,14 @@ from pathlib import Path
 
 import click
 
+from admin.errors import ExpectedInputError
+from admin.expected import parse_expected, parse_expected_row, register
 from ledger.db import write_session
 from ledger.errors import ConflictError, LedgerError
 from ledger.types import utcnow
 from payrecon.commands.payout import send
 from payrecon.context import EXIT_USAGE, app_context, fail
 from payrecon.params import KOBO
-from receiver.expected import ExpectedInputError, parse_expected, parse_expected_row, register
 
 IMPORT_COLUMNS = ("reference", "amount", "fee", "provider_reference")
 

@@ -19,8 +19,8 @@ from sqlalchemy.engine import make_url
 
 from ledger.db import SQLITE_BUSY_TIMEOUT_MS, create_db_engine, readiness
 from ledger.migrate import alembic_config, head_revision
+from payrecon.app import create_app
 from payrecon.settings import load_settings
-from receiver.app import create_app
 from tests.support.databases import PostgresFactory, SqliteFactory
 from tests.support.servers import running_server
 from tests.support.webhooks import encode, success_body

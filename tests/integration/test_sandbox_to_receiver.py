@@ -9,10 +9,10 @@ from sqlalchemy import Engine, select
 
 from ledger.db import read_session
 from ledger.models import Transfer
+from payrecon.app import create_app
 from payrecon.servers import free_port, running_server
 from payrecon.settings import load_settings
 from provider.client import ProviderClient
-from receiver.app import create_app
 from sandbox.app import create_app as create_sandbox
 from sandbox.config import SandboxConfig
 

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import Engine
 
+from admin.api import payout_status
 from ledger.db import read_session
 from ledger.queries import find_transfer
 from ledger.types import utcnow
@@ -18,7 +19,6 @@ from payrecon.cli import cli
 from provider import errors as perr
 from provider.client import ProviderClient
 from provider.models import AccountEnquiry, Transaction, TransferInitiation
-from receiver.admin import payout_status
 from tests.integration.reconcile.helpers import Sandbox, running_sandbox
 from tests.support.payouts import send_options
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
+from payrecon.app import create_app
 from payrecon.settings import Settings, load_settings
 from provider.client import ProviderClient
-from receiver.app import create_app
 from sandbox.app import create_app as create_sandbox
 from sandbox.config import SandboxConfig
 from tests.support.servers import running_server

@@ -8,8 +8,8 @@ import base64
 import httpx
 import pytest
 
+from payrecon.app import create_app
 from payrecon.settings import load_settings
-from receiver.app import create_app
 from tests.integration.receiver.conftest import ADMIN
 from tests.support.servers import free_port, running_server
 

@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 from sqlalchemy import Engine
 
+from payrecon.app import create_app
 from payrecon.settings import load_settings
-from receiver.app import create_app
 from tests.integration.receiver.conftest import ADMIN, payout_stack
 from tests.support.servers import running_server
 

@@ -17,9 +17,9 @@ from standardwebhooks.webhooks import Webhook
 
 from ledger.db import read_session
 from ledger.models import Delivery, Transfer, WebhookEvent
+from payrecon.app import create_app
 from payrecon.logconfig import configure_logging
 from payrecon.settings import load_settings
-from receiver.app import create_app
 from tests.integration.receiver.conftest import ADMIN, StartReceiver
 from tests.support.servers import running_server
 from tests.support.webhooks import encode, failed_body, success_body

@@ -6,7 +6,7 @@ from sqlalchemy import Engine
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from receiver.reports import acknowledge, reports_page, summary_api
+from admin.reports_page import acknowledge, reports_page, summary_api
 
 
 def report_app(engine: Engine) -> Starlette:

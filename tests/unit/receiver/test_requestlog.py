@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import structlog
 
-from receiver.requestlog import LineLogger, loggable_path, request_id_of
+from receiver.fastpath import LineLogger
+from receiver.requestlog import loggable_path, request_id_of
 
 
 def test_a_safe_request_id_is_kept_and_anything_else_replaced() -> None:

@@ -16,10 +16,10 @@ from starlette.types import Receive, Scope, Send
 
 from ledger.types import DeliveryOutcome, FindingKind
 from payrecon.logconfig import configure_logging
-from receiver.app import WebhookRoutes, route_path
 from receiver.apply import Applied, IncomingDelivery
 from receiver.auth import SenderPolicy
 from receiver.errors import IngestUnavailableError
+from receiver.fastpath import WebhookRoutes, route_path
 from receiver.metrics import create_metrics
 from receiver.webhook import WebhookEndpoint, WebhookState
 from tests.support.webhooks import encode, success_body

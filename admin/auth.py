@@ -8,7 +8,9 @@ import hmac
 from collections.abc import Awaitable, Callable
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
+
+from receiver.answers import json_error
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -43,30 +45,19 @@ def admin_only(handler: Handler) -> Handler:
     async def guarded(request: Request) -> Response:
         token: str | None = request.app.state.admin_token
         if token is None:
-            return JSONResponse(
-                {
-                    "status": "error",
-                    "error": "forbidden",
-                    "message": "admin routes are disabled: set PAYRECON_ADMIN_TOKEN",
-                },
-                status_code=403,
+            return json_error(
+                403, "forbidden", "admin routes are disabled: set PAYRECON_ADMIN_TOKEN"
             )
         presented = _presented(request)
         if presented is None or not hmac.compare_digest(presented.encode(), token.encode()):
-            return JSONResponse(
-                {"status": "error", "error": "unauthenticated", "message": "admin token required"},
-                status_code=401,
+            return json_error(
+                401,
+                "unauthenticated",
+                "admin token required",
                 headers={"WWW-Authenticate": 'Bearer, Basic realm="payrecon", charset="UTF-8"'},
             )
         if request.method not in {"GET", "HEAD"} and not _same_origin(request):
-            return JSONResponse(
-                {
-                    "status": "error",
-                    "error": "forbidden",
-                    "message": "cross-origin request refused",
-                },
-                status_code=403,
-            )
+            return json_error(403, "forbidden", "cross-origin request refused")
         return await handler(request)
 
     guarded.__name__ = getattr(handler, "__name__", "guarded")

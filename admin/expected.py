@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlmodel import Session
 
+from admin.errors import ExpectedInputError
 from ledger.errors import NumberInputError
 from ledger.findings import resolve_finding
 from ledger.money import kobo_from_json, kobo_from_text
@@ -16,15 +17,6 @@ from ledger.types import FindingKind, TransferOrigin
 from receiver.events import MAX_REFERENCE, storable
 
 MONEY_FIELDS = ("amount", "fee")
-
-
-class ExpectedInputError(ValueError):
-    """The registration is malformed; `field` names the culprit."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 def _reference(data: Mapping[str, Any], field: str, *, required: bool) -> str | None:

@@ -13,6 +13,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from admin.errors import ExpectedInputError, QueryError
+from admin.expected import parse_expected, register
 from ledger.db import read_session, write_session
 from ledger.errors import ConflictError, DatabaseUnavailableError, NumberInputError
 from ledger.money import kobo_from_json, whole_number_from_text
@@ -27,34 +29,20 @@ from ledger.queries import (
 from ledger.types import FindingKind, TransferStatus, takes_text, utcnow
 from payments.errors import PayoutAccessDeniedError, PayoutError, PayoutErrorKind
 from payments.payouts import PayoutRequest, send_payout
+from receiver.answers import RETRY_AFTER, json_error
 from receiver.body import read_limited
 from receiver.errors import ReceiverError
-from receiver.expected import ExpectedInputError, parse_expected, register
 
 MAX_ADMIN_BODY = 64 * 1024
 DEFAULT_PAGE = 50
 # What a read or write raises while the database is down or cannot answer. Input is checked
 # before the database sees it, so none of these is the caller's fault: 503, as the webhook.
 DATABASE_ERRORS = (DatabaseUnavailableError, DBAPIError)
-RETRY_AFTER = {"Retry-After": "5"}
-
-
-def api_error(
-    status: int,
-    error: str,
-    message: str,
-    *,
-    headers: dict[str, str] | None = None,
-    **extra: Any,
-) -> JSONResponse:
-    """A JSON error in the admin API's shape."""
-    content = {"status": "error", "error": error, "message": message, **extra}
-    return JSONResponse(content, status, headers=headers)
 
 
 def database_unavailable() -> JSONResponse:
     """503 while the ledger database does not answer; the client may retry."""
-    return api_error(
+    return json_error(
         503,
         "database_unavailable",
         "the ledger database is not answering; try again shortly",
@@ -65,22 +53,22 @@ def database_unavailable() -> JSONResponse:
 async def json_body(request: Request) -> dict[str, Any] | JSONResponse:
     """The request's JSON object, or the error response to send instead."""
     if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
-        return api_error(415, "unsupported_media_type", "Content-Type must be application/json")
+        return json_error(415, "unsupported_media_type", "Content-Type must be application/json")
     try:
         raw = await read_limited(request, MAX_ADMIN_BODY)
         body = json.loads(raw)
     except ReceiverError as exc:
-        return api_error(exc.status_code, exc.code, exc.message)
+        return json_error(exc.status_code, exc.code, exc.message)
     except (ValueError, RecursionError):
-        return api_error(400, "malformed_json", "body is not JSON")
+        return json_error(400, "malformed_json", "body is not JSON")
     try:
         # JSON may escape half a surrogate pair ("\ud800"), which is no character at all: no
         # database column stores it and no answer could echo it back.
         json.dumps(body, ensure_ascii=False).encode()
     except UnicodeEncodeError:
-        return api_error(400, "malformed_json", "body has an unpaired surrogate escape")
+        return json_error(400, "malformed_json", "body has an unpaired surrogate escape")
     if not isinstance(body, dict):
-        return api_error(422, "invalid", "body must be a JSON object")
+        return json_error(422, "invalid", "body must be a JSON object")
     return body
 
 
@@ -94,7 +82,7 @@ async def get_transfer(request: Request) -> Response:
     reference = request.path_params["reference"]
     if not takes_text(reference):
         # A NUL no column can hold (PostgreSQL refuses it in a query): no transfer has it.
-        return api_error(404, "not_found", "no transfer with that reference")
+        return json_error(404, "not_found", "no transfer with that reference")
 
     def load() -> dict[str, Any] | None:
         with read_session(_engine(request)) as session:
@@ -106,16 +94,8 @@ async def get_transfer(request: Request) -> Response:
     except DATABASE_ERRORS:
         return database_unavailable()
     if record is None:
-        return api_error(404, "not_found", f"no transfer with reference {reference!r}")
+        return json_error(404, "not_found", f"no transfer with reference {reference!r}")
     return JSONResponse(record)
-
-
-class QueryError(ValueError):
-    """A query-string parameter that cannot be used; `parameter` names it."""
-
-    def __init__(self, parameter: str, message: str) -> None:
-        super().__init__(f"{parameter}: {message}")
-        self.parameter = parameter
 
 
 def parse_instant(text: str, *, parameter: str) -> dt.datetime:
@@ -181,7 +161,7 @@ async def list_transfer_page(request: Request) -> Response:
     try:
         query = parse_transfer_query(request.query_params)
     except QueryError as exc:
-        return api_error(400, "invalid_query", str(exc), parameter=exc.parameter)
+        return json_error(400, "invalid_query", str(exc), parameter=exc.parameter)
 
     def load() -> dict[str, Any]:
         with read_session(_engine(request)) as session:
@@ -212,7 +192,7 @@ async def post_expected(request: Request) -> Response:
     try:
         expected = parse_expected(body)
     except ExpectedInputError as exc:
-        return api_error(422, "invalid", exc.message, field=exc.field)
+        return json_error(422, "invalid", exc.message, field=exc.field)
 
     def store() -> tuple[dict[str, Any], bool]:
         with write_session(_engine(request)) as session:
@@ -221,7 +201,7 @@ async def post_expected(request: Request) -> Response:
     try:
         record, created = await run_in_threadpool(store)
     except ConflictError as exc:
-        return api_error(409, "conflict", str(exc))
+        return json_error(409, "conflict", str(exc))
     except DATABASE_ERRORS:
         return database_unavailable()
     return JSONResponse(record, status_code=201 if created else 200)
@@ -251,7 +231,7 @@ async def post_payout(request: Request) -> Response:
     """`POST /api/transfers`: name enquiry then initiation (as `payrecon transfer send`); 201."""
     client = request.app.state.payout_client
     if client is None:
-        return api_error(
+        return json_error(
             503,
             "provider_not_configured",
             "payouts need PAYRECON_PROVIDER_BASE_URL and PAYRECON_PROVIDER_SECRET_KEY",
@@ -261,14 +241,14 @@ async def post_payout(request: Request) -> Response:
         return body
     missing = [name for name in _PAYOUT_FIELDS if name not in body]
     if missing:
-        return api_error(422, "invalid", f"{missing[0]} is required", field=missing[0])
+        return json_error(422, "invalid", f"{missing[0]} is required", field=missing[0])
     try:
         amount = kobo_from_json(body["amount"], minimum=1)
     except NumberInputError as exc:
-        return api_error(422, "invalid", f"amount {exc}", field="amount")
+        return json_error(422, "invalid", f"amount {exc}", field="amount")
     for name in ("bank_code", "account_number", "reference"):
         if not isinstance(body[name], str):
-            return api_error(422, "invalid", f"{name} must be a string", field=name)
+            return json_error(422, "invalid", f"{name} must be a string", field=name)
     payout = PayoutRequest(amount, body["bank_code"], body["account_number"], body["reference"])
 
     def pay() -> dict[str, Any]:
@@ -281,7 +261,7 @@ async def post_payout(request: Request) -> Response:
     try:
         record = await run_in_threadpool(pay)
     except PayoutError as exc:
-        return api_error(payout_status(exc), exc.kind.value, str(exc), reference=payout.reference)
+        return json_error(payout_status(exc), exc.kind.value, str(exc), reference=payout.reference)
     except DATABASE_ERRORS:
         return database_unavailable()
     created = record.pop("created")

@@ -1,6 +1,6 @@
 """The finance report over HTTP: the HTML page, the JSON summary and acknowledging a finding.
 
-Plain handlers; the app mounts them behind the admin-token check (which also refuses
+Plain handlers; `admin.routes` mounts them behind the admin-token check (which also refuses
 cross-origin POSTs), so nothing here authenticates.
 """
 
@@ -16,11 +16,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from admin.api import DATABASE_ERRORS, database_unavailable
 from ledger.db import read_session, write_session
 from ledger.errors import NoteError
 from ledger.findings import MAX_NOTE_CHARS, acknowledge_finding, check_note
 from ledger.types import utcnow
-from receiver.admin import DATABASE_ERRORS, RETRY_AFTER, database_unavailable
+from receiver.answers import RETRY_AFTER, json_error
 from reconcile.checks import DEFAULT_STALE_AFTER
 from reconcile.reports.errors import PeriodError
 from reconcile.reports.html import PageForms, render_html
@@ -35,10 +36,6 @@ PAGE_POLICY = (
 )
 
 
-def _error(status: int, error: str, message: str) -> JSONResponse:
-    return JSONResponse({"status": "error", "error": error, "message": message}, status)
-
-
 def _wants_html(request: Request) -> bool:
     return "text/html" in request.headers.get("accept", "").lower()
 
@@ -47,7 +44,7 @@ def _page_error(request: Request, status: int, error: str, message: str) -> Resp
     """An error of the HTML page: a small page for a browser, the API's JSON for a client."""
     unavailable = status == 503
     if not _wants_html(request):
-        return database_unavailable() if unavailable else _error(status, error, message)
+        return database_unavailable() if unavailable else json_error(status, error, message)
     path = html.escape(request.url.path)
     title, link = (
         ("Report unavailable", f'<a href="{path}?{html.escape(request.url.query)}">Try again</a>')
@@ -84,7 +81,7 @@ async def summary_api(request: Request) -> Response:
     try:
         period = _period(request.query_params)
     except PeriodError as exc:
-        return _error(400, "invalid_period", str(exc))
+        return json_error(400, "invalid_period", str(exc))
 
     def load() -> dict[str, Any]:
         with read_session(_engine(request)) as session:
@@ -154,16 +151,18 @@ async def acknowledge(request: Request) -> Response:
         finding_id = int(request.path_params["id"])
         form = await _form(request)
     except (ValueError, UnicodeDecodeError) as exc:
-        return _error(400, "invalid_form", str(exc) or "unreadable form")
+        return json_error(400, "invalid_form", str(exc) or "unreadable form")
     note = form.get("note", "").strip()
     if not note:
-        return _error(400, "note_required", "a note is required to acknowledge a finding")
+        return json_error(400, "note_required", "a note is required to acknowledge a finding")
     if len(note) > MAX_NOTE_CHARS:
-        return _error(400, "note_too_long", f"the note is limited to {MAX_NOTE_CHARS} characters")
+        return json_error(
+            400, "note_too_long", f"the note is limited to {MAX_NOTE_CHARS} characters"
+        )
     try:
         note = check_note(note)
     except NoteError as exc:
-        return _error(400, "invalid_note", str(exc))
+        return json_error(400, "invalid_note", str(exc))
     try:
         period = _period(form)
     except PeriodError:
@@ -179,5 +178,5 @@ async def acknowledge(request: Request) -> Response:
     except DATABASE_ERRORS:
         return database_unavailable()
     if not found:
-        return _error(404, "not_found", f"no finding with id {finding_id}")
+        return json_error(404, "not_found", f"no finding with id {finding_id}")
     return RedirectResponse(_back_to_page(request, period), status_code=303)

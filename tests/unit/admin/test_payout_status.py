@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from admin.api import PAYOUT_STATUS, payout_status
 from payments.errors import (
     PayoutAccessDeniedError,
     PayoutError,
@@ -11,7 +12,6 @@ from payments.errors import (
     PayoutPendingResolutionError,
     PayoutRejectedError,
 )
-from receiver.admin import PAYOUT_STATUS, payout_status
 
 
 def test_every_kind_has_a_status() -> None:

@@ -6,7 +6,6 @@ import pytest
 from starlette.responses import JSONResponse
 
 from ledger.types import DeliveryOutcome
-from receiver.answers import NOT_ALLOWED, NOT_FOUND, SUCCESS, Answer, error_answer
 from receiver.errors import (
     BodyNotJSONError,
     IngestUnavailableError,
@@ -14,6 +13,7 @@ from receiver.errors import (
     ReceiverError,
     UnauthenticatedError,
 )
+from receiver.fastpath import NOT_ALLOWED, NOT_FOUND, SUCCESS, Answer, error_answer
 
 
 def _same(answer: Answer, response: JSONResponse) -> None:

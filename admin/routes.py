@@ -1,0 +1,29 @@
+"""The operators' routes: the JSON API under `/api` and the reports page, behind the admin token.
+
+Every route is wrapped in `admin_only` here, in one list, so that no route can forget it.
+"""
+
+from __future__ import annotations
+
+from starlette.routing import BaseRoute, Route
+
+from admin import api, reports_page
+from admin.auth import admin_only
+
+
+def admin_routes() -> list[BaseRoute]:
+    """The admin routes (the app's state holds `engine`, `settings`, `admin_token` and
+    `payout_client`)."""
+    return [
+        Route("/api/transfers", admin_only(api.list_transfer_page), methods=["GET"]),
+        Route("/api/transfers", admin_only(api.post_payout), methods=["POST"]),
+        Route("/api/transfers/expected", admin_only(api.post_expected), methods=["POST"]),
+        Route("/api/transfers/{reference}", admin_only(api.get_transfer), methods=["GET"]),
+        Route("/api/reports/summary", admin_only(reports_page.summary_api), methods=["GET"]),
+        Route("/reports", admin_only(reports_page.reports_page), methods=["GET"]),
+        Route(
+            "/reports/findings/{id:int}/ack",
+            admin_only(reports_page.acknowledge),
+            methods=["POST"],
+        ),
+    ]

@@ -1,0 +1,79 @@
+"""`create_app(settings)`: the service's ASGI app, composed of the receiver's routes and the
+operators' (`admin/`), built on demand."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import AsyncIterator, Callable
+
+from sqlalchemy import Engine
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+
+from admin.routes import admin_routes
+from ledger.db import create_db_engine
+from payrecon.settings import Settings
+from provider.client import ProviderClient
+from receiver.answers import http_error
+from receiver.app import receiver_routes, webhook_state
+from receiver.fastpath import ReceiverApp
+from receiver.ingest import GroupCommitWriter
+from receiver.requestlog import RequestLogMiddleware
+from receiver.webhook import WebhookEndpoint
+
+
+def _lifespan(
+    writer: GroupCommitWriter,
+    owned_engine: Engine | None,
+    payout_client: ProviderClient | None,
+) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await writer.start()
+        # Everything built so far (modules, app, engine) lives as long as the server: moved out
+        # of the collector's generations, it is not rescanned at every collection under load.
+        gc.freeze()
+        try:
+            yield
+        finally:
+            await writer.stop()
+            if payout_client is not None:
+                payout_client.close()
+            if owned_engine is not None:
+                owned_engine.dispose()
+
+    return lifespan
+
+
+def create_app(
+    settings: Settings,
+    *,
+    engine: Engine | None = None,
+    payout_client: ProviderClient | None = None,
+) -> Starlette:
+    """Build the app for `settings`; the engine is created here unless one is given.
+
+    `payout_client` is the provider client every `POST /api/transfers` shares (its connection
+    pool and enquiry cache outlive a request); the app closes it when it shuts down. Without
+    one that route answers 503 (serving webhooks needs no provider settings).
+    """
+    own_engine = engine is None
+    engine = engine or create_db_engine(settings.database_url)
+    webhook = webhook_state(settings, engine)
+    endpoint = WebhookEndpoint(webhook)
+    app = ReceiverApp(
+        webhook_endpoint=endpoint,
+        routes=[*receiver_routes(endpoint), *admin_routes()],
+        middleware=[Middleware(RequestLogMiddleware)],
+        exception_handlers={HTTPException: http_error},
+        lifespan=_lifespan(webhook.writer, engine if own_engine else None, payout_client),
+    )
+    app.state.settings = settings
+    app.state.engine = engine
+    admin_token = settings.admin_token
+    app.state.admin_token = None if admin_token is None else admin_token.get_secret_value()
+    app.state.payout_client = payout_client
+    app.state.webhook = webhook
+    return app
