@@ -17,6 +17,7 @@ from ledger.errors import DatabaseUnavailableError
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 _WRITE = "payrecon_write"
+_SNAPSHOT = {"isolation_level": "REPEATABLE READ"}
 
 
 def normalise_url(url: str) -> URL:
@@ -78,8 +79,14 @@ def create_db_engine(url: str, *, pool_size: int = 10, echo: bool = False) -> En
 
 @contextlib.contextmanager
 def read_session(engine: Engine) -> Iterator[Session]:
-    """A session for reading; closing it ends the transaction, loaded objects stay readable."""
-    with Session(engine, expire_on_commit=False) as session:
+    """A session reading one consistent snapshot; closing it ends the transaction, loaded
+    objects stay readable."""
+    # A record is read in several statements (the transfer, then its findings and delivery
+    # count). PostgreSQL's default READ COMMITTED gives each statement its own snapshot, so a
+    # webhook committed in between showed its delivery beside the transfer's old status.
+    # SQLite's read transaction (BEGIN, see _sqlite_begin) is one snapshot already.
+    bound = engine if engine.dialect.name == "sqlite" else engine.execution_options(**_SNAPSHOT)
+    with Session(bound, expire_on_commit=False) as session:
         yield session
 
 
