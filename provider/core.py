@@ -139,6 +139,11 @@ class Core:
         """`text` with the secret key replaced, for anything that may reach a message."""
         return text.replace(self._secret, REDACTED)
 
+    def may_retry(self, call: Call[Any]) -> bool:
+        """False when `call` is sent exactly once (a POST, or a client with no retries): the
+        clients then send it directly, without building a retry loop per call."""
+        return call.retryable and self.policy.max_retries > 0
+
     def retry_controls(self, call: Call[Any]) -> dict[str, Any]:
         """tenacity's arguments for sending `call`: a GET as the policy says, a POST once."""
         controls = self.policy.controls(self._rand, functools.partial(log_retry, call))
