@@ -29,9 +29,10 @@ from receiver.decisions import (
 from receiver.errors import IngestUnavailableError
 from receiver.events import ParsedEvent, TransferEvent
 
-_EVENTS = WebhookEvent.__table__  # type: ignore[attr-defined]
-_TRANSFERS = Transfer.__table__  # type: ignore[attr-defined]
-_DELIVERIES = Delivery.__table__  # type: ignore[attr-defined]
+# The tables both write paths (this module and batch.py) write to.
+EVENTS = WebhookEvent.__table__  # type: ignore[attr-defined]
+TRANSFERS = Transfer.__table__  # type: ignore[attr-defined]
+DELIVERIES = Delivery.__table__  # type: ignore[attr-defined]
 
 # The columns of an archived delivery (all but its id), in `archive_row`'s order.
 ARCHIVE_COLUMNS = (
@@ -129,7 +130,7 @@ def event_row(
 def archive(session: Session, delivery: IncomingDelivery, applied: Applied) -> None:
     """Append the raw delivery to the archive with its outcome."""
     row = archive_row(delivery, applied, delivery.received_at)
-    session.execute(insert(_DELIVERIES).values(dict(zip(ARCHIVE_COLUMNS, row, strict=True))))
+    session.execute(insert(DELIVERIES).values(dict(zip(ARCHIVE_COLUMNS, row, strict=True))))
 
 
 def apply_delivery(session: Session, delivery: IncomingDelivery, *, now: dt.datetime) -> Applied:
@@ -186,7 +187,7 @@ def _attempt(
     if transfer_id is None:
         return None
     values = dict(zip(EVENT_COLUMNS, event_row(event, webhook_id, transfer_id, now), strict=True))
-    event_id = insert_ignore(session, _EVENTS, values)
+    event_id = insert_ignore(session, EVENTS, values)
     if event_id is None:
         return None
     if decision.created is None:
@@ -200,21 +201,21 @@ def _store_transfer(session: Session, decision: Decision) -> int | None:
     assert decision.transfer is not None
     if decision.created is None:
         return decision.transfer.id
-    return insert_ignore(session, _TRANSFERS, decision.created)
+    return insert_ignore(session, TRANSFERS, decision.created)
 
 
 def _recorded(
     session: Session, event: TransferEvent, webhook_id: str | None
 ) -> tuple[int, str, int] | None:
     """(id, content hash, transfer id) of the event recorded under its key or webhook id."""
-    columns = (_EVENTS.c.id, _EVENTS.c.content_hash, _EVENTS.c.transfer_id)
+    columns = (EVENTS.c.id, EVENTS.c.content_hash, EVENTS.c.transfer_id)
     row = session.execute(
         select(*columns).where(
-            _EVENTS.c.event == event.event.value, _EVENTS.c.reference == event.reference
+            EVENTS.c.event == event.event.value, EVENTS.c.reference == event.reference
         )
     ).first()
     if row is None and webhook_id is not None:
-        row = session.execute(select(*columns).where(_EVENTS.c.webhook_id == webhook_id)).first()
+        row = session.execute(select(*columns).where(EVENTS.c.webhook_id == webhook_id)).first()
     return None if row is None else (row[0], row[1], row[2])
 
 
@@ -224,7 +225,7 @@ def _held_transfers(
     """HELD_COLUMNS of the transfers the event's references name (and of `transfer_id`),
     locked until commit."""
     keys = {event.reference, event.merchant_reference or event.reference}
-    columns = _TRANSFERS.c
+    columns = TRANSFERS.c
     named = [columns.reference.in_(keys), columns.provider_reference.in_(keys)]
     if transfer_id is not None:
         named.append(columns.id == transfer_id)
@@ -240,7 +241,7 @@ def _held_transfers(
 def _update(session: Session, transfer_id: int, decision: Decision) -> None:
     assert decision.changes is not None
     session.execute(
-        update(_TRANSFERS).where(_TRANSFERS.c.id == transfer_id).values(**decision.changes)
+        update(TRANSFERS).where(TRANSFERS.c.id == transfer_id).values(**decision.changes)
     )
 
 

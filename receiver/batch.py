@@ -22,10 +22,13 @@ from sqlmodel import Session
 
 from ledger.bulk import Bulk, Statement, table_columns
 from ledger.findings import raise_finding
-from ledger.models import Delivery, Finding, Transfer, WebhookEvent
+from ledger.models import Finding
 from receiver.apply import (
     ARCHIVE_COLUMNS,
+    DELIVERIES,
     EVENT_COLUMNS,
+    EVENTS,
+    TRANSFERS,
     Applied,
     IncomingDelivery,
     archive_row,
@@ -43,9 +46,6 @@ from receiver.decisions import (
 from receiver.errors import BatchRaceError
 from receiver.events import TransferEvent
 
-_EVENTS = WebhookEvent.__table__  # type: ignore[attr-defined]
-_TRANSFERS = Transfer.__table__  # type: ignore[attr-defined]
-_DELIVERIES = Delivery.__table__  # type: ignore[attr-defined]
 _FINDINGS = Finding.__table__  # type: ignore[attr-defined]
 
 # A new transfer is written whole: its webhook values go into the INSERT itself.
@@ -255,9 +255,9 @@ def _write(bulk: Bulk, plan: _Plan) -> list[Statement]:
             opened[key] = (transfer.id, finding.kind.value, finding.detail, stamp, stamp)
             applied.findings.append(finding.kind)
     return [
-        *bulk.insert("transfer", table_columns(_TRANSFERS, _CREATED), created),
+        *bulk.insert("transfer", table_columns(TRANSFERS, _CREATED), created),
         *bulk.insert(
-            "webhook_event", table_columns(_EVENTS, ("id", *EVENT_COLUMNS)), plan.new_events
+            "webhook_event", table_columns(EVENTS, ("id", *EVENT_COLUMNS)), plan.new_events
         ),
         *_update_transfers(bulk, plan),
         *bulk.insert("finding", table_columns(_FINDINGS, _OPENED), list(opened.values())),
@@ -285,11 +285,11 @@ def _update_transfers(bulk: Bulk, plan: _Plan) -> list[Statement]:
         row = [values[name] for name in names]
         row.append(transfer_id)
         groups.setdefault(names, []).append(row)
-    key = table_columns(_TRANSFERS, ("id",))[0]
+    key = table_columns(TRANSFERS, ("id",))[0]
     return [
         statement
         for names, rows in groups.items()
-        for statement in bulk.update("transfer", table_columns(_TRANSFERS, names), key, rows)
+        for statement in bulk.update("transfer", table_columns(TRANSFERS, names), key, rows)
     ]
 
 
@@ -306,4 +306,4 @@ def _archive(
             event_id, _, transfer = plan.events[key]
             applied.event_id, applied.transfer_id = event_id, transfer.id
         rows.append(archive_row(delivery, applied, bulk.time(delivery.received_at)))
-    return bulk.insert("delivery", table_columns(_DELIVERIES, ARCHIVE_COLUMNS), rows)
+    return bulk.insert("delivery", table_columns(DELIVERIES, ARCHIVE_COLUMNS), rows)

@@ -10,7 +10,7 @@ from sqlmodel import Session
 from ledger.models import Finding, Transfer
 from reconcile.advice import Figures, what_to_do
 from reconcile.reports.model import iso
-from reconcile.reports.sql import T
+from reconcile.reports.sql import FIGURE_COLUMNS, T
 
 F = Finding.__table__.c  # type: ignore[attr-defined]
 
@@ -30,12 +30,7 @@ def list_findings(
             F.ack_note,
             T.reference,
             T.provider_reference,
-            T.amount,
-            T.fee,
-            T.webhook_amount,
-            T.webhook_fee,
-            T.provider_amount,
-            T.provider_fee,
+            *FIGURE_COLUMNS,
         )
         .select_from(Finding.__table__.join(Transfer.__table__, F.transfer_id == T.id))  # type: ignore[attr-defined]
         .order_by(F.opened_at, F.id)

@@ -12,7 +12,7 @@ from sqlmodel import Session
 
 from ledger.models import Finding
 from reconcile.reports.period import Period, lagos_day
-from reconcile.reports.sql import T, as_int, counted_amount, counted_fee, in_period
+from reconcile.reports.sql import FIGURE_COLUMNS, T, as_int, counted_amount, counted_fee, in_period
 
 BATCH = 1000
 F = Finding.__table__.c  # type: ignore[attr-defined]
@@ -100,12 +100,7 @@ def iter_transfer_rows(
             T.created_at,
             counted_amount(),
             counted_fee(),
-            T.amount,
-            T.fee,
-            T.webhook_amount,
-            T.webhook_fee,
-            T.provider_amount,
-            T.provider_fee,
+            *FIGURE_COLUMNS,
             T.failure_reason,
             _findings_of_transfer(),
         )

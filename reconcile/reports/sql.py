@@ -12,6 +12,15 @@ from ledger.models import Transfer
 from reconcile.reports.period import Period
 
 T = Transfer.__table__.c  # type: ignore[attr-defined]
+# Each source's figures for one transfer, named as `advice.Figures` reads them.
+FIGURE_COLUMNS = (
+    T.amount,
+    T.fee,
+    T.webhook_amount,
+    T.webhook_fee,
+    T.provider_amount,
+    T.provider_fee,
+)
 
 
 def counted_amount() -> ColumnElement[Any]:

@@ -23,6 +23,7 @@ from reconcile.reports.model import (
 )
 from reconcile.reports.period import Period
 from reconcile.reports.sql import (
+    FIGURE_COLUMNS,
     T,
     as_int,
     counted_amount,
@@ -167,12 +168,7 @@ def _open_findings(session: Session, period: Period) -> list[OpenFinding]:
             F.acknowledged_at,
             F.ack_note,
             # Which source differs decides the advice for amount and fee findings.
-            T.amount,
-            T.fee,
-            T.webhook_amount,
-            T.webhook_fee,
-            T.provider_amount,
-            T.provider_fee,
+            *FIGURE_COLUMNS,
         )
         .select_from(Finding.__table__.join(Transfer.__table__, F.transfer_id == T.id))  # type: ignore[attr-defined]
         .where(F.resolved_at.is_(None), *in_period(period))
