@@ -6,9 +6,11 @@ import datetime as dt
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     ForeignKey,
     Index,
+    Integer,
     LargeBinary,
     String,
     Text,
@@ -64,6 +66,11 @@ class Transfer(SQLModel, table=True):
     confirmed_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
     lease_owner: str | None = Field(default=None, sa_column=Column(String(64)))
     lease_until: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    # The `sequence` of the transfer's last relay event (PRODUCT.md: Relay); raised under the
+    # row's lock by whoever writes an event, so two processes never hand out the same number.
+    event_sequence: int = Field(
+        default=0, sa_column=Column(Integer, nullable=False, server_default="0")
+    )
     created_at: dt.datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False, index=True)
     )
@@ -177,3 +184,112 @@ class Lease(SQLModel, table=True):
     name: str = Field(sa_column=Column(String(64), primary_key=True))
     owner: str = Field(sa_column=Column(String(64), nullable=False))
     expires_at: dt.datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
+
+
+class RelayEndpoint(SQLModel, table=True):
+    """One of the merchant's systems that receives payrecon's events (PRODUCT.md: Relay)."""
+
+    __tablename__ = "relay_endpoint"
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    url: str = Field(sa_column=Column(Text, nullable=False))
+    description: str | None = Field(default=None, sa_column=Column(Text))
+    # Comma-separated event types; None means the default set (every type but
+    # transfer.reported).
+    event_types: str | None = Field(default=None, sa_column=Column(Text))
+    enabled: bool = Field(default=True, sa_column=Column(Boolean, nullable=False))
+    disabled_reason: str | None = Field(default=None, sa_column=Column(Text))
+    # The whsec_ secret sealed with PAYRECON_RELAY_KEYS (relay.keys): a dump alone cannot sign.
+    secret_sealed: str = Field(sa_column=Column(Text, nullable=False))
+    # The secret before the last rotation, still sent beside the new one until
+    # previous_secret_until.
+    previous_secret_sealed: str | None = Field(default=None, sa_column=Column(Text))
+    previous_secret_until: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    # Since when every attempt has failed (None after a success): drives the auto-disable.
+    failing_since: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    last_success_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    removed_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    created_at: dt.datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+    updated_at: dt.datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+
+class RelayEvent(SQLModel, table=True):
+    """One event of payrecon's own (the outbox), written in the transaction of its change."""
+
+    __tablename__ = "relay_event"
+    __table_args__ = (
+        UniqueConstraint("subject", "subject_id", "sequence", name="uq_relay_event_sequence"),
+        Index("ix_relay_event_type_created", "type", "created_at"),
+    )
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    event_id: str = Field(sa_column=Column(String(40), nullable=False, unique=True))
+    type: str = Field(sa_column=Column(String(40), nullable=False))
+    subject: str = Field(sa_column=Column(String(16), nullable=False))  # transfer | collection
+    subject_id: int = Field(sa_column=Column(BigInteger, nullable=False))
+    reference: str | None = Field(default=None, sa_column=Column(String(100), index=True))
+    sequence: int = Field(sa_column=Column(Integer, nullable=False))
+    # The exact body every attempt sends (its timestamp is the event's, fixed at creation).
+    body: str = Field(sa_column=Column(Text, nullable=False))
+    created_at: dt.datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+
+class RelayDelivery(SQLModel, table=True):
+    """One event on its way to one endpoint: pending until delivered or failed for good."""
+
+    __tablename__ = "relay_delivery"
+    __table_args__ = (
+        # The worker's due query, and the order rule's "an earlier one of this subject is
+        # still pending" probe.
+        Index("ix_relay_delivery_due", "status", "next_attempt_at"),
+        Index("ix_relay_delivery_order", "endpoint_id", "subject_key", "sequence"),
+    )
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    event_id: int = Field(
+        sa_column=Column(BigIntKey, ForeignKey("relay_event.id"), nullable=False, index=True)
+    )
+    endpoint_id: int = Field(
+        sa_column=Column(BigIntKey, ForeignKey("relay_endpoint.id"), nullable=False)
+    )
+    # "transfer:ID" or "collection:ID" and the event's sequence, copied for the order rule.
+    subject_key: str = Field(sa_column=Column(String(40), nullable=False))
+    sequence: int = Field(sa_column=Column(Integer, nullable=False))
+    status: str = Field(default="pending", sa_column=Column(String(16), nullable=False))
+    attempts: int = Field(default=0, sa_column=Column(Integer, nullable=False))
+    next_attempt_at: dt.datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
+    claimed_by: str | None = Field(default=None, sa_column=Column(String(64)))
+    claimed_until: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    last_status_code: int | None = Field(default=None, sa_column=Column(Integer))
+    last_error: str | None = Field(default=None, sa_column=Column(Text))
+    delivered_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    created_at: dt.datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+    updated_at: dt.datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+
+class RelayAttempt(SQLModel, table=True):
+    """One try at sending a delivery, whatever came of it (append-only)."""
+
+    __tablename__ = "relay_attempt"
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    delivery_id: int = Field(
+        sa_column=Column(BigIntKey, ForeignKey("relay_delivery.id"), nullable=False, index=True)
+    )
+    attempted_at: dt.datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
+    duration_ms: int = Field(sa_column=Column(Integer, nullable=False))
+    status_code: int | None = Field(default=None, sa_column=Column(Integer))
+    error: str | None = Field(default=None, sa_column=Column(Text))
+    # The first KiB of the answer's body, decoded leniently: enough to see what went wrong.
+    response_head: str | None = Field(default=None, sa_column=Column(Text))
+    outcome: str = Field(sa_column=Column(String(16), nullable=False))  # delivered|retry|failed

@@ -19,6 +19,9 @@ from payrecon.logconfig import REDACTED
 from receiver.auth import standard_key
 from reconcile.checks import DEFAULT_STALE_AFTER
 from reconcile.fees import FeeSchedule, parse_fee_schedule
+from relay.errors import ScheduleError
+from relay.keys import SecretBox, check_keys
+from relay.schedule import DEFAULT_SCHEDULE, parse_schedule
 
 MIN_TOKEN_LENGTH = 16
 _PREFIX = "PAYRECON_"
@@ -89,6 +92,17 @@ class Settings(BaseSettings):
     alert_allow_insecure: bool = False
     alert_timeout: float = Field(default=5.0, gt=0)
 
+    # The relay (PRODUCT.md: Relay): delays between attempts after the first, seconds per
+    # attempt, attempts in flight per worker, seconds of nothing but failures before an
+    # endpoint is disabled, and the keys that seal endpoints' secrets (relay.keys).
+    relay_retry_schedule: Annotated[tuple[float, ...], NoDecode] = Field(
+        default_factory=lambda: parse_schedule(DEFAULT_SCHEDULE)
+    )
+    relay_timeout: float = Field(default=15.0, gt=0, le=300)
+    relay_concurrency: int = Field(default=16, ge=1, le=1000)
+    relay_disable_after: int = Field(default=432000, ge=60)
+    relay_keys: SecretStr | None = None
+
     @field_validator("webhook_allowed_ips", "trusted_proxies", mode="before")
     @classmethod
     def _comma_list(cls, value: Any) -> Any:
@@ -98,6 +112,23 @@ class Settings(BaseSettings):
     @classmethod
     def _space_list(cls, value: Any) -> Any:
         return _split(value, None)
+
+    @field_validator("relay_retry_schedule", mode="before")
+    @classmethod
+    def _schedule(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                return parse_schedule(value)
+            except ScheduleError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("relay_keys")
+    @classmethod
+    def _relay_keys(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            check_keys(value.get_secret_value())  # ValueError says what is wrong
+        return value
 
     @field_validator("webhook_allowed_ips", "trusted_proxies")
     @classmethod
@@ -188,6 +219,12 @@ class Settings(BaseSettings):
     def is_sqlite(self) -> bool:
         """True when the ledger lives in a SQLite file."""
         return self.database_url.startswith("sqlite")
+
+    def secret_box(self) -> SecretBox:
+        """What seals and opens endpoints' secrets; SecretKeyError when PAYRECON_RELAY_KEYS is
+        not set."""
+        keys = [] if self.relay_keys is None else check_keys(self.relay_keys.get_secret_value())
+        return SecretBox(keys)
 
     def provider_ready(self) -> bool:
         """True when both provider settings are present."""

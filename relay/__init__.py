@@ -1,0 +1,1 @@
+"""Verified events to the merchant's own systems: outbox, endpoints, delivery worker."""

@@ -1,0 +1,220 @@
+"""The merchant's endpoints: add, list, enable, disable, remove, rotate the secret.
+
+Every function works in the caller's session and never commits; the secret leaves this
+module in clear only from `add` and `rotate_secret` (shown once) and `signing_secrets` (for
+the worker).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+from urllib.parse import urlsplit
+
+from sqlalchemy import select
+from sqlmodel import Session
+
+from ledger.models import RelayEndpoint
+from relay.errors import EndpointInputError, EndpointNotFoundError
+from relay.keys import SecretBox, new_secret
+from relay.types import DEFAULT_TYPES, RelayEventType, parse_types
+
+MAX_URL_LENGTH = 2000
+MAX_DESCRIPTION = 500
+# After a rotation the old secret signs beside the new one this long (PRODUCT.md: Relay).
+ROTATION_OVERLAP = dt.timedelta(hours=24)
+
+
+def check_url(url: str) -> str:
+    """The URL as given when it is an acceptable endpoint; EndpointInputError says why not.
+
+    http:// is allowed (merchants' internal systems often listen on a private network and
+    only operators set the URL); credentials in the URL are not, since lists show URLs.
+    """
+    url = url.strip()
+    if not url:
+        raise EndpointInputError("the URL is empty")
+    if len(url) > MAX_URL_LENGTH:
+        raise EndpointInputError(f"the URL is longer than {MAX_URL_LENGTH} characters")
+    if any(ord(char) < 33 or ord(char) == 127 for char in url):
+        raise EndpointInputError("the URL holds a space or a control character")
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # ValueError when out of range or not a number
+    except ValueError as exc:
+        raise EndpointInputError(f"not a URL: {exc}") from None
+    if parts.scheme not in {"http", "https"}:
+        raise EndpointInputError("the URL must start with http:// or https://")
+    if not parts.hostname:
+        raise EndpointInputError("the URL has no host")
+    if parts.username is not None or parts.password is not None:
+        raise EndpointInputError(
+            "the URL holds credentials; endpoints authenticate payrecon by its signature"
+        )
+    if parts.fragment:
+        raise EndpointInputError("the URL has a #fragment, which is never sent")
+    if port == 0:
+        raise EndpointInputError("the URL's port must be 1-65535")
+    _check_host(parts.hostname)
+    return url
+
+
+def _check_host(host: str) -> None:
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        if not all(label and len(label) <= 63 for label in host.rstrip(".").split(".")):
+            raise EndpointInputError(f"{host!r} is not a valid host name") from None
+        return
+    if address.is_unspecified or address.is_multicast:
+        raise EndpointInputError(f"{host} cannot receive events")
+
+
+def check_types(value: str | None) -> frozenset[RelayEventType]:
+    """The types of a comma list (blank: the default set); EndpointInputError names an unknown
+    one."""
+    try:
+        return parse_types(value)
+    except ValueError as exc:
+        raise EndpointInputError(str(exc)) from None
+
+
+def types_column(types: frozenset[RelayEventType]) -> str | None:
+    """What the ledger stores for a set of types: None for the default set."""
+    if types == DEFAULT_TYPES:
+        return None
+    return ",".join(sorted(types))
+
+
+def check_description(value: str | None) -> str | None:
+    """The description, stripped; EndpointInputError when too long or not storable."""
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    if len(value) > MAX_DESCRIPTION:
+        raise EndpointInputError(f"the description is longer than {MAX_DESCRIPTION} characters")
+    if "\x00" in value:
+        raise EndpointInputError("the description holds a NUL")
+    return value
+
+
+def add(
+    session: Session,
+    box: SecretBox,
+    *,
+    url: str,
+    types: str | None = None,
+    description: str | None = None,
+    now: dt.datetime,
+) -> tuple[RelayEndpoint, str]:
+    """Create an enabled endpoint; it and its new `whsec_` secret (shown to the operator once)."""
+    secret = new_secret()
+    endpoint = RelayEndpoint(
+        url=check_url(url),
+        description=check_description(description),
+        event_types=types_column(check_types(types)),
+        enabled=True,
+        secret_sealed=box.seal(secret),
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(endpoint)
+    session.flush()
+    return endpoint, secret
+
+
+def get(session: Session, endpoint_id: int, *, for_update: bool = False) -> RelayEndpoint:
+    """The endpoint (removed ones excluded); EndpointNotFoundError when there is none."""
+    statement = select(RelayEndpoint).where(
+        RelayEndpoint.id == endpoint_id,  # type: ignore[arg-type]
+        RelayEndpoint.removed_at.is_(None),  # type: ignore[union-attr]
+    )
+    if for_update:
+        statement = statement.with_for_update()
+    endpoint: RelayEndpoint | None = session.execute(statement).scalar_one_or_none()
+    if endpoint is None:
+        raise EndpointNotFoundError(f"no endpoint {endpoint_id}")
+    return endpoint
+
+
+def listed(session: Session) -> list[RelayEndpoint]:
+    """Every endpoint not removed, oldest first."""
+    statement = (
+        select(RelayEndpoint)
+        .where(RelayEndpoint.removed_at.is_(None))  # type: ignore[union-attr]
+        .order_by(RelayEndpoint.id)  # type: ignore[arg-type]
+    )
+    return list(session.execute(statement).scalars())
+
+
+def set_enabled(
+    session: Session,
+    endpoint_id: int,
+    enabled: bool,
+    *,
+    now: dt.datetime,
+    reason: str | None = None,
+) -> RelayEndpoint:
+    """Enable or disable an endpoint. Enabling clears the failure streak, so its pending
+    deliveries resume and the auto-disable clock starts again."""
+    endpoint = get(session, endpoint_id, for_update=True)
+    endpoint.enabled = enabled
+    endpoint.disabled_reason = None if enabled else reason
+    if enabled:
+        endpoint.failing_since = None
+    endpoint.updated_at = now
+    return endpoint
+
+
+def update(
+    session: Session,
+    endpoint_id: int,
+    *,
+    now: dt.datetime,
+    url: str | None = None,
+    types: str | None = None,
+    description: str | None = None,
+) -> RelayEndpoint:
+    """Change an endpoint's URL, types or description (None leaves one as it is)."""
+    endpoint = get(session, endpoint_id, for_update=True)
+    if url is not None:
+        endpoint.url = check_url(url)
+    if types is not None:
+        endpoint.event_types = types_column(check_types(types))
+    if description is not None:
+        endpoint.description = check_description(description)
+    endpoint.updated_at = now
+    return endpoint
+
+
+def remove(session: Session, endpoint_id: int, *, now: dt.datetime) -> RelayEndpoint:
+    """Remove an endpoint: it gets nothing more, its delivery history stays."""
+    endpoint = get(session, endpoint_id, for_update=True)
+    endpoint.removed_at = now
+    endpoint.enabled = False
+    endpoint.disabled_reason = "removed"
+    endpoint.updated_at = now
+    return endpoint
+
+
+def rotate_secret(
+    session: Session, box: SecretBox, endpoint_id: int, *, now: dt.datetime
+) -> tuple[RelayEndpoint, str]:
+    """A new secret for the endpoint; the old one keeps signing beside it for 24 h."""
+    endpoint = get(session, endpoint_id, for_update=True)
+    secret = new_secret()
+    endpoint.previous_secret_sealed = endpoint.secret_sealed
+    endpoint.previous_secret_until = now + ROTATION_OVERLAP
+    endpoint.secret_sealed = box.seal(secret)
+    endpoint.updated_at = now
+    return endpoint, secret
+
+
+def signing_secrets(endpoint: RelayEndpoint, box: SecretBox, *, now: dt.datetime) -> list[str]:
+    """The secrets an attempt is signed with now: the current one, and the previous one while
+    its 24 h of overlap last."""
+    secrets = [box.open(endpoint.secret_sealed)]
+    until = endpoint.previous_secret_until
+    if endpoint.previous_secret_sealed is not None and until is not None and now < until:
+        secrets.append(box.open(endpoint.previous_secret_sealed))
+    return secrets

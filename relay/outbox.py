@@ -1,0 +1,148 @@
+"""Write an event, and its deliveries, in the caller's transaction (the transactional outbox).
+
+Whoever changes the ledger calls `emit` before committing: the change and its event commit
+together or not at all. The subject's `sequence` is raised under the subject row's lock, so
+two processes writing events about one transfer never hand out the same number and commit in
+sequence order. Deliveries are made at once for every enabled endpoint that takes the type,
+so the worker's only job is claim → send → record. On PostgreSQL a NOTIFY, sent by the
+database at commit, wakes idle workers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import insert, select, text, update
+from sqlmodel import Session
+
+from ledger.models import RelayDelivery, RelayEndpoint, RelayEvent, Transfer
+from relay import payloads
+from relay.ids import new_event_id
+from relay.types import DeliveryStatus, RelayEventType, Subject, parse_types
+
+# The channel idle workers LISTEN on (PostgreSQL).
+CHANNEL = "payrecon_relay"
+
+EVENTS = RelayEvent.__table__  # type: ignore[attr-defined]
+DELIVERIES = RelayDelivery.__table__  # type: ignore[attr-defined]
+ENDPOINTS = RelayEndpoint.__table__  # type: ignore[attr-defined]
+# The table holding each subject's event_sequence column.
+SEQUENCE_TABLES = {Subject.TRANSFER: Transfer.__table__}  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class Subscriber:
+    """An enabled endpoint and the event types it takes."""
+
+    id: int
+    types: frozenset[RelayEventType]
+
+
+def subscribers(session: Session) -> list[Subscriber]:
+    """The endpoints new events are delivered to: enabled and not removed."""
+    rows = session.execute(
+        select(ENDPOINTS.c.id, ENDPOINTS.c.event_types).where(
+            ENDPOINTS.c.enabled.is_(True), ENDPOINTS.c.removed_at.is_(None)
+        )
+    ).all()
+    return [Subscriber(row[0], parse_types(row[1])) for row in rows]
+
+
+def takers(endpoints: Iterable[Subscriber], type: RelayEventType) -> list[int]:
+    """Ids of the endpoints that take events of `type`."""
+    return [endpoint.id for endpoint in endpoints if type in endpoint.types]
+
+
+def subject_key(subject: Subject, subject_id: int) -> str:
+    """The order rule's key of a subject: `transfer:17`."""
+    return f"{subject.value}:{subject_id}"
+
+
+def next_sequence(session: Session, subject: Subject, subject_id: int) -> int:
+    """Raise the subject's event sequence and return it; the row stays locked until commit."""
+    table = SEQUENCE_TABLES[subject]
+    return int(
+        session.execute(
+            update(table)
+            .where(table.c.id == subject_id)
+            .values(event_sequence=table.c.event_sequence + 1)
+            .returning(table.c.event_sequence)
+        ).scalar_one()
+    )
+
+
+def delivery_rows(
+    event_row_id: int,
+    endpoint_ids: Sequence[int],
+    *,
+    key: str,
+    sequence: int,
+    now: Any,
+) -> list[dict[str, Any]]:
+    """The pending delivery rows of one event, one per endpoint, due at `now`."""
+    return [
+        {
+            "event_id": event_row_id,
+            "endpoint_id": endpoint_id,
+            "subject_key": key,
+            "sequence": sequence,
+            "status": DeliveryStatus.PENDING.value,
+            "attempts": 0,
+            "next_attempt_at": now,
+            "created_at": now,
+            "updated_at": now,
+        }
+        for endpoint_id in endpoint_ids
+    ]
+
+
+def emit(
+    session: Session,
+    *,
+    type: RelayEventType,
+    subject: Subject,
+    subject_id: int,
+    reference: str | None,
+    data: dict[str, Any],
+    now: dt.datetime,
+    endpoints: list[Subscriber] | None = None,
+) -> str:
+    """Record one event and its deliveries in the session's transaction; its `evt_` id.
+
+    `endpoints` (from `subscribers`) saves the read when the caller emits many events in one
+    transaction.
+    """
+    sequence = next_sequence(session, subject, subject_id)
+    event_id = new_event_id()
+    body = payloads.body(event_id=event_id, type=type, timestamp=now, sequence=sequence, data=data)
+    row_id = session.execute(
+        insert(EVENTS)
+        .values(
+            event_id=event_id,
+            type=type.value,
+            subject=subject.value,
+            subject_id=subject_id,
+            reference=reference,
+            sequence=sequence,
+            body=body,
+            created_at=now,
+        )
+        .returning(EVENTS.c.id)
+    ).scalar_one()
+    targets = takers(subscribers(session) if endpoints is None else endpoints, type)
+    if targets:
+        key = subject_key(subject, subject_id)
+        session.execute(
+            insert(DELIVERIES), delivery_rows(row_id, targets, key=key, sequence=sequence, now=now)
+        )
+        wake_workers(session)
+    return event_id
+
+
+def wake_workers(session: Session) -> None:
+    """Ask PostgreSQL to wake idle workers when this transaction commits (SQLite: they poll)."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_notify(:channel, '')"), {"channel": CHANNEL})

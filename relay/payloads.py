@@ -1,0 +1,91 @@
+"""The `data` of each event type and the body around it: pure, from ledger rows.
+
+The keys are PRODUCT.md's (Relay: event types); money is integer kobo, times ISO-8601 UTC.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import orjson
+
+from ledger.models import Finding, Transfer
+from relay.types import RelayEventType, Subject
+
+
+def iso(value: dt.datetime | None) -> str | None:
+    """ISO-8601 UTC with a Z, or None."""
+    if value is None:
+        return None
+    return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+
+
+def transfer_confirmed(transfer: Transfer) -> dict[str, Any]:
+    """`transfer.confirmed`: the transfer record once the provider's API confirmed it."""
+    return {
+        "reference": transfer.reference,
+        "provider_reference": transfer.provider_reference,
+        "status": transfer.status,
+        "amount": transfer.amount,
+        "fee": transfer.fee,
+        "provider_amount": transfer.provider_amount,
+        "provider_fee": transfer.provider_fee,
+        "failure_reason": transfer.failure_reason,
+        "confirmed_at": iso(transfer.confirmed_at),
+    }
+
+
+def transfer_reported(
+    *,
+    reference: str,
+    provider_reference: str | None,
+    status: str,
+    webhook_amount: int | None,
+    webhook_fee: int | None,
+    failure_reason: str | None,
+) -> dict[str, Any]:
+    """`transfer.reported`: what a webhook said, before the provider's API confirmed it."""
+    return {
+        "reference": reference,
+        "provider_reference": provider_reference,
+        "status": status,
+        "webhook_amount": webhook_amount,
+        "webhook_fee": webhook_fee,
+        "failure_reason": failure_reason,
+    }
+
+
+def finding(
+    finding: Finding, *, reference: str, subject: Subject = Subject.TRANSFER
+) -> dict[str, Any]:
+    """`finding.opened`, `.resolved` and `.acknowledged`: the finding as it now stands."""
+    return {
+        "id": finding.id,
+        "kind": finding.kind,
+        "subject": subject.value,
+        "reference": reference,
+        "detail": finding.detail,
+        "opened_at": iso(finding.opened_at),
+        "resolved_at": iso(finding.resolved_at),
+        "acknowledged_at": iso(finding.acknowledged_at),
+    }
+
+
+def body(
+    *,
+    event_id: str,
+    type: RelayEventType,
+    timestamp: dt.datetime,
+    sequence: int,
+    data: dict[str, Any],
+) -> str:
+    """The JSON body every attempt of the event sends, byte for byte."""
+    document = {
+        "id": event_id,
+        "type": type.value,
+        "timestamp": iso(timestamp),
+        "sequence": sequence,
+        "data": data,
+    }
+    return orjson.dumps(document).decode()

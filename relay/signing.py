@@ -1,0 +1,34 @@
+"""Standard Webhooks headers for one attempt, signed with the `standardwebhooks` library."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from functools import cache
+from importlib.metadata import version
+
+from standardwebhooks.webhooks import Webhook
+
+
+@cache
+def user_agent() -> str:
+    """`payrecon/VERSION`, the User-Agent of every attempt."""
+    return f"payrecon/{version('payrecon')}"
+
+
+def signature(secrets: Sequence[str], event_id: str, timestamp: int, body: str) -> str:
+    """The `webhook-signature` value: `v1,<base64>` for each secret, space-separated (two
+    during a rotation, so a consumer with either secret verifies)."""
+    when = dt.datetime.fromtimestamp(timestamp, tz=dt.UTC)
+    return " ".join(Webhook(secret).sign(event_id, when, body) for secret in secrets)
+
+
+def headers(secrets: Sequence[str], event_id: str, timestamp: int, body: str) -> dict[str, str]:
+    """Every header of an attempt (PRODUCT.md: Relay)."""
+    return {
+        "webhook-id": event_id,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": signature(secrets, event_id, timestamp, body),
+        "content-type": "application/json",
+        "user-agent": user_agent(),
+    }
