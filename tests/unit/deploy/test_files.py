@@ -29,9 +29,15 @@ SYSTEMD = DEPLOY / "systemd"
 SANDBOX_VARIABLES = {"PAYRECON_SANDBOX_SECRET_KEY", "PAYRECON_SANDBOX_PUBLIC_KEY"}
 KNOWN_VARIABLES = {f"PAYRECON_{name.upper()}" for name in Settings.model_fields} | SANDBOX_VARIABLES
 VARIABLE = re.compile(r"\bPAYRECON_[A-Z0-9_]*[A-Z0-9]")
-UNITS = ["payrecon-migrate", "payrecon-receiver", "payrecon-reconciler"]
+UNITS = ["payrecon-migrate", "payrecon-receiver", "payrecon-reconciler", "payrecon-relay"]
 # Every process the deploy files start must be one of these (with --host/--port etc. after).
-EXPECTED_COMMANDS = {("serve",), ("reconcile", "run"), ("db", "upgrade"), ("sandbox",)}
+EXPECTED_COMMANDS = {
+    ("serve",),
+    ("reconcile", "run"),
+    ("relay", "run"),
+    ("db", "upgrade"),
+    ("sandbox",),
+}
 
 
 def _yaml() -> Any:
@@ -328,7 +334,8 @@ def test_make_test_lint_and_bench_add_the_dev_extras(target: str) -> None:
 
 
 def test_compose_topology() -> None:
-    """PostgreSQL, a one-shot migrate, two receivers behind the proxy, a reconciler, a sandbox."""
+    """PostgreSQL, a one-shot migrate, two receivers behind the proxy, a reconciler, a relay
+    worker, a sandbox."""
     compose = _compose()
     services = compose["services"]
     postgres = services["postgres"]
@@ -339,11 +346,12 @@ def test_compose_topology() -> None:
     receivers = [name for name in services if name.startswith("receiver")]
     assert len(receivers) == 2
     assert services["reconciler"]["command"] == ["payrecon", "reconcile", "run"]
+    assert services["relay"]["command"] == ["payrecon", "relay", "run"]
     sandbox = services["sandbox"]
     assert sandbox["profiles"] == ["sandbox"]
     webhook_url = sandbox["command"][sandbox["command"].index("--webhook-url") + 1]
     assert webhook_url.startswith("http://proxy/webhook")
-    for name in [*receivers, "reconciler"]:
+    for name in [*receivers, "reconciler", "relay"]:
         assert services[name]["depends_on"]["migrate"] == {
             "condition": "service_completed_successfully"
         }
@@ -423,9 +431,10 @@ def test_systemd_units_are_hardened(name: str) -> None:
 
 
 def test_systemd_migrate_is_a_oneshot_the_others_require() -> None:
-    """Receiver and reconciler start after a successful migration and restart on failure."""
+    """Receiver, reconciler and relay worker start after a successful migration and restart on
+    failure."""
     assert _unit("payrecon-migrate")["Service"]["Type"] == "oneshot"
-    for name in ("payrecon-receiver", "payrecon-reconciler"):
+    for name in ("payrecon-receiver", "payrecon-reconciler", "payrecon-relay"):
         unit = _unit(name)
         assert "payrecon-migrate.service" in unit["Unit"]["Requires"].split()
         assert "payrecon-migrate.service" in unit["Unit"]["After"].split()
@@ -433,8 +442,9 @@ def test_systemd_migrate_is_a_oneshot_the_others_require() -> None:
         assert unit["Service"]["KillSignal"] == "SIGTERM"
     receiver_stop = _seconds(_unit("payrecon-receiver")["Service"]["TimeoutStopSec"])
     reconciler_stop = _seconds(_unit("payrecon-reconciler")["Service"]["TimeoutStopSec"])
-    # uvicorn drains for 10 s; a reconciler pass can take minutes.
-    assert receiver_stop > 10 and reconciler_stop >= 120
+    relay_stop = _seconds(_unit("payrecon-relay")["Service"]["TimeoutStopSec"])
+    # uvicorn drains for 10 s; a reconciler pass can take minutes; a relay attempt 15 s.
+    assert receiver_stop > 10 and reconciler_stop >= 120 and relay_stop > 15
 
 
 # --- Kubernetes ----------------------------------------------------------------------------
@@ -450,6 +460,7 @@ def test_kubernetes_manifests_parse_and_live_in_one_namespace() -> None:
         "Deployment/payrecon-receiver",
         "Service/payrecon-receiver",
         "Deployment/payrecon-reconciler",
+        "Deployment/payrecon-relay",
     } <= set(objects)
     for key, document in objects.items():
         assert document["apiVersion"], key
@@ -466,6 +477,7 @@ def test_kubernetes_secret_holds_the_secrets_and_config_the_rest() -> None:
         "PAYRECON_PROVIDER_SECRET_KEY",
         "PAYRECON_ADMIN_TOKEN",
         "PAYRECON_WEBHOOK_TOKEN",
+        "PAYRECON_RELAY_KEYS",
     }
     config = objects["ConfigMap/payrecon-config"]["data"]
     assert not set(config) & set(secret)
@@ -506,6 +518,17 @@ def test_kubernetes_reconciler_deployment() -> None:
     assert deployment["spec"]["replicas"] >= 1
     assert pod["containers"][0]["command"] == ["payrecon", "reconcile", "run"]
     assert pod["terminationGracePeriodSeconds"] >= 120
+    assert pod["securityContext"]["runAsNonRoot"] is True
+
+
+def test_kubernetes_relay_deployment() -> None:
+    """The relay worker runs `relay run`, non-root, with time for in-flight attempts to end."""
+    deployment = _manifests()["Deployment/payrecon-relay"]
+    pod = deployment["spec"]["template"]["spec"]
+    assert deployment["spec"]["replicas"] >= 1
+    assert pod["containers"][0]["command"] == ["payrecon", "relay", "run"]
+    # An attempt lasts at most PAYRECON_RELAY_TIMEOUT (15 s by default).
+    assert pod["terminationGracePeriodSeconds"] > 15
     assert pod["securityContext"]["runAsNonRoot"] is True
 
 
