@@ -105,7 +105,9 @@ def test_the_default_set_is_stored_as_null() -> None:
     """The ledger stores None for the default set and a sorted comma list otherwise."""
     assert types_column(DEFAULT_TYPES) is None
     assert (
-        types_column(frozenset({RelayEventType.FINDING_OPENED, RelayEventType.COLLECTION_CONFIRMED}))
+        types_column(
+            frozenset({RelayEventType.FINDING_OPENED, RelayEventType.COLLECTION_CONFIRMED})
+        )
         == "collection.confirmed,finding.opened"
     )
 
