@@ -22,6 +22,7 @@ from relay import endpoints as ops
 from relay.errors import EndpointInputError, EndpointNotFoundError, SecretKeyError
 from relay.keys import SecretBox
 from relay.queries import endpoint_record, endpoint_records, parse_row_id
+from relay.types import DEFAULT_TYPES
 
 T = TypeVar("T")
 PLAIN_HEADER = ("id", "url", "events", "enabled", "pending", "last_success")
@@ -118,18 +119,19 @@ def list_endpoints(ctx: click.Context, as_json: bool) -> None:
     if not items:
         click.echo("no endpoints (add one with: payrecon endpoints add URL)")
         return
-    rows = [_row(item) for item in items]
     console = Console()
     if not console.is_terminal:
         # Piped: one tab-separated line per endpoint, nothing cut, so `cut -f2` gives URLs.
-        lines = [PLAIN_HEADER, *rows]
+        lines = [PLAIN_HEADER, *(_row(item, ",") for item in items)]
         click.echo("\n".join("\t".join(cell.translate(_FLAT) for cell in row) for row in lines))
         return
+    # On a terminal the default set is named as such, and a list of types wraps between them.
+    rows = [_row(item, ", ", default="default (all but transfer.reported)") for item in items]
     table = Table(box=box.SIMPLE_HEAVY)
     table.add_column("Id", justify="right", no_wrap=True)
     table.add_column("URL", overflow="fold")
     table.add_column("Events", overflow="fold")
-    table.add_column("Enabled", no_wrap=True)
+    table.add_column("Enabled", min_width=3, overflow="fold")
     table.add_column("Pending", justify="right", no_wrap=True)
     table.add_column("Last success (UTC)", overflow="fold")
     for row in rows:
@@ -137,13 +139,16 @@ def list_endpoints(ctx: click.Context, as_json: bool) -> None:
     console.print(table)
 
 
-def _row(item: dict[str, Any]) -> tuple[str, ...]:
+def _row(item: dict[str, Any], separator: str, *, default: str | None = None) -> tuple[str, ...]:
     enabled = "yes" if item["enabled"] else f"no ({item['disabled_reason'] or 'disabled'})"
     last = item["last_success_at"]
+    events = separator.join(item["events"])
+    if default is not None and frozenset(item["events"]) == DEFAULT_TYPES:
+        events = default
     return (
         str(item["id"]),
         item["url"],
-        ",".join(item["events"]),
+        events,
         enabled,
         str(item["pending"]),
         "never" if last is None else last[:19].replace("T", " "),
