@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
-from tests.support.processes import PAYRECON, payrecon_env
+import httpx
+
+from tests.support.processes import PAYRECON, payrecon_env, serving
 
 RELAY_KEYS = "relay-key-e2e-0123456789-abcdefghijklmn"
 HOOK = "http://127.0.0.1:9000/payrecon"
+ADMIN = "admin-token-e2e-0123456789"
 
 
 def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -93,3 +97,22 @@ def test_bad_input_is_exit_2_with_one_line(database_url: str) -> None:
         assert len(result.stderr.strip().splitlines()) == 1, args
         assert "Traceback" not in result.stderr
     assert _run(["list"], env).stdout.startswith("no endpoints")
+
+
+def test_the_served_api_logs_no_endpoint_secret(database_url: str, tmp_path: Path) -> None:
+    """Adding an endpoint and rotating its secret over HTTP: the answers carry the secrets, the
+    server's log holds none of them nor the relay key."""
+    log = tmp_path / "serve.log"
+    env = payrecon_env(database_url=database_url, relay_keys=RELAY_KEYS, admin_token=ADMIN)
+    auth = {"authorization": f"Bearer {ADMIN}"}
+    with serving(env, log=log) as base:
+        added = httpx.post(f"{base}/api/endpoints", json={"url": HOOK}, headers=auth, timeout=10)
+        rotated = httpx.post(
+            f"{base}/api/endpoints/{added.json()['id']}/rotate-secret", headers=auth, timeout=10
+        )
+        refused = httpx.post(f"{base}/api/endpoints", json={"url": 1}, headers=auth, timeout=10)
+    secrets = [added.json()["secret"], rotated.json()["secret"]]
+    text = log.read_text()
+    assert (added.status_code, rotated.status_code, refused.status_code) == (201, 200, 422)
+    assert "/api/endpoints" in text  # the requests were logged
+    assert [s for s in [*secrets, RELAY_KEYS] if s in text] == []
