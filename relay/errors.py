@@ -6,7 +6,7 @@ RelayError
 │   └── ScheduleError         PAYRECON_RELAY_RETRY_SCHEDULE is not a list of durations
 ├── EndpointInputError        an endpoint's URL, types or description is not acceptable
 ├── EndpointNotFoundError     no endpoint, event or delivery with that id
-└── DeliveryStateError        a delivered delivery cannot be retried
+└── DeliveryStateError        a delivery that cannot be retried (delivered, endpoint removed)
 """
 
 from __future__ import annotations
@@ -42,4 +42,4 @@ class ScheduleError(RelayConfigError):
 
 
 class DeliveryStateError(RelayError):
-    """A delivery cannot be retried in the state it is in (delivered already)."""
+    """A delivery cannot be retried: it was delivered already, or its endpoint was removed."""

@@ -227,7 +227,7 @@ def event_record(session: Session, event_id: str) -> dict[str, Any]:
 def retry_delivery(session: Session, delivery_id: int, *, now: dt.datetime) -> dict[str, Any]:
     """Make a pending or failed delivery due now; a failed one is pending again with the whole
     retry schedule ahead of it. EndpointNotFoundError when there is no such delivery,
-    DeliveryStateError when it was delivered already."""
+    DeliveryStateError when it was delivered already or its endpoint was removed."""
     delivery = session.execute(
         select(RelayDelivery).where(col(RelayDelivery.id) == delivery_id).with_for_update()
     ).scalar_one_or_none()
@@ -235,6 +235,10 @@ def retry_delivery(session: Session, delivery_id: int, *, now: dt.datetime) -> d
         raise EndpointNotFoundError(f"no delivery {delivery_id}")
     if delivery.status == DeliveryStatus.DELIVERED.value:
         raise DeliveryStateError(f"delivery {delivery_id} was delivered already")
+    endpoint = session.get(RelayEndpoint, delivery.endpoint_id)
+    if endpoint is None or endpoint.removed_at is not None:
+        # A removed endpoint gets nothing more: a retry would sit pending forever.
+        raise DeliveryStateError(f"delivery {delivery_id} is for a removed endpoint")
     if delivery.status == DeliveryStatus.FAILED.value:
         delivery.status = DeliveryStatus.PENDING.value
         delivery.attempts = 0

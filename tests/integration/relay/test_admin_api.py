@@ -300,7 +300,7 @@ def test_an_unknown_or_malformed_event_id_is_404(relay_url: str, event_id: str) 
 
 def test_retry_makes_a_failed_delivery_pending_and_due_now(relay_url: str, engine: Engine) -> None:
     """A failed delivery is pending again with its schedule reset; a pending one is due now; a
-    delivered one is 409."""
+    delivered one, or one for a removed endpoint, is 409."""
     _add(relay_url)
     _add(relay_url)
     _add(relay_url)
@@ -320,6 +320,10 @@ def test_retry_makes_a_failed_delivery_pending_and_due_now(relay_url: str, engin
         due = dt.datetime.fromisoformat(answer.json()["next_attempt_at"])
         assert before - dt.timedelta(seconds=1) <= due <= dt.datetime.now(dt.UTC)
     assert done.json()["error"] == "conflict"
+    httpx.delete(f"{relay_url}/api/endpoints/1", headers=AUTH)
+    orphan = httpx.post(f"{relay_url}/api/deliveries/{failed}/retry", headers=AUTH)
+    assert (orphan.status_code, orphan.json()["error"]) == (409, "conflict")
+    assert "removed endpoint" in orphan.json()["message"]
 
 
 def test_without_relay_keys_adding_and_rotating_are_503(database_url: str, engine: Engine) -> None:
