@@ -2,6 +2,7 @@
 
 AdminError
 ├── ExpectedInputError     a registration of an expected transfer is malformed; .field
+├── EndpointBodyError      a relay endpoint's JSON body is malformed; .field
 └── QueryError             a query-string parameter cannot be used; .parameter
 
 Each is answered as a JSON error by the route that parsed the input (422 and 400); the CLI,
@@ -17,6 +18,15 @@ class AdminError(Exception):
 
 class ExpectedInputError(AdminError):
     """The registration is malformed; `field` names the culprit."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class EndpointBodyError(AdminError):
+    """A relay endpoint's body cannot be used; `field` names the culprit."""
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")

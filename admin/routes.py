@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute, Route
 
-from admin import api, reports_page
+from admin import api, relay_api, reports_page
 from admin.auth import admin_only
 
 
@@ -19,6 +19,19 @@ def admin_routes() -> list[BaseRoute]:
         Route("/api/transfers", admin_only(api.post_payout), methods=["POST"]),
         Route("/api/transfers/expected", admin_only(api.post_expected), methods=["POST"]),
         Route("/api/transfers/{reference}", admin_only(api.get_transfer), methods=["GET"]),
+        Route("/api/endpoints", admin_only(relay_api.list_endpoint_records), methods=["GET"]),
+        Route("/api/endpoints", admin_only(relay_api.post_endpoint), methods=["POST"]),
+        Route("/api/endpoints/{id}", admin_only(relay_api.get_endpoint), methods=["GET"]),
+        Route("/api/endpoints/{id}", admin_only(relay_api.patch_endpoint), methods=["PATCH"]),
+        Route("/api/endpoints/{id}", admin_only(relay_api.delete_endpoint), methods=["DELETE"]),
+        Route(
+            "/api/endpoints/{id}/rotate-secret",
+            admin_only(relay_api.rotate_secret),
+            methods=["POST"],
+        ),
+        Route("/api/events", admin_only(relay_api.list_event_page), methods=["GET"]),
+        Route("/api/events/{id}", admin_only(relay_api.get_event), methods=["GET"]),
+        Route("/api/deliveries/{id}/retry", admin_only(relay_api.retry_delivery), methods=["POST"]),
         Route("/api/reports/summary", admin_only(reports_page.summary_api), methods=["GET"]),
         Route("/reports", admin_only(reports_page.reports_page), methods=["GET"]),
         Route(

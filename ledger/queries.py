@@ -97,19 +97,19 @@ class TransferPage:
     next_cursor: str | None
 
 
-def encode_cursor(transfer_id: int) -> str:
-    """An opaque cursor for keyset pagination."""
-    return base64.urlsafe_b64encode(f"t:{transfer_id}".encode()).decode().rstrip("=")
+def encode_cursor(row_id: int, *, kind: str = "t") -> str:
+    """An opaque cursor for keyset pagination over the rows of one `kind` (`t`: transfers)."""
+    return base64.urlsafe_b64encode(f"{kind}:{row_id}".encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str) -> int:
-    """The transfer id inside a cursor; ValueError when it is not one of ours."""
+def decode_cursor(cursor: str, *, kind: str = "t") -> int:
+    """The row id inside a cursor of `kind`; ValueError when it is not one of ours."""
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValueError("invalid cursor") from exc
     prefix, _, number = text.partition(":")
-    if prefix != "t":
+    if prefix != kind:
         raise ValueError("invalid cursor")
     # A NumberInputError (a ValueError) for "t:²", "t:-1" or an id past 2^63-1.
     return whole_number_from_text(number, minimum=0, maximum=MAX_ROW_ID)

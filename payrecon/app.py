@@ -22,6 +22,7 @@ from receiver.fastpath import ReceiverApp
 from receiver.ingest import GroupCommitWriter
 from receiver.requestlog import RequestLogMiddleware
 from receiver.webhook import WebhookEndpoint
+from relay.metrics import register_relay_metrics
 
 
 def _lifespan(
@@ -62,6 +63,8 @@ def create_app(
     own_engine = engine is None
     engine = engine or create_db_engine(settings.database_url)
     webhook = webhook_state(settings, engine)
+    # The relay's figures join the receiver's on /metrics, read from the ledger at each scrape.
+    register_relay_metrics(webhook.metrics.registry, engine)
     endpoint = WebhookEndpoint(webhook)
     app = ReceiverApp(
         webhook_endpoint=endpoint,

@@ -42,6 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "payrecon.commands.replay:replay",
         "Re-apply archived webhook deliveries in arrival order; the result equals live ingest.",
     ),
+    "endpoints": (
+        "payrecon.commands.endpoints:endpoints",
+        "The merchant's systems that receive payrecon's signed events.",
+    ),
     "db": ("payrecon.commands.db:db", "Database maintenance."),
     "sandbox": (
         "sandbox.cli:command",

@@ -81,7 +81,10 @@ async def readyz(request: Request) -> Response:
 
 async def metrics(request: Request) -> Response:
     """Prometheus text exposition."""
-    return Response(request.app.state.webhook.metrics.render(), media_type=CONTENT_TYPE)
+    # In a worker thread: collectors registered by the composition root (the relay's) read
+    # the ledger at scrape time, which must not block the event loop.
+    body = await run_in_threadpool(request.app.state.webhook.metrics.render)
+    return Response(body, media_type=CONTENT_TYPE)
 
 
 def receiver_routes(webhook_endpoint: ASGIApp) -> list[BaseRoute]:

@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlmodel import Session
 
 from ledger.models import RelayEndpoint
+from ledger.types import takes_text
 from relay.errors import EndpointInputError, EndpointNotFoundError
 from relay.keys import SecretBox, new_secret
 from relay.types import DEFAULT_TYPES, RelayEventType, parse_types
@@ -36,7 +37,7 @@ def check_url(url: str) -> str:
         raise EndpointInputError("the URL is empty")
     if len(url) > MAX_URL_LENGTH:
         raise EndpointInputError(f"the URL is longer than {MAX_URL_LENGTH} characters")
-    if any(ord(char) < 33 or ord(char) == 127 for char in url):
+    if any(ord(char) < 33 or 127 <= ord(char) < 160 for char in url) or not takes_text(url):
         raise EndpointInputError("the URL holds a space or a control character")
     try:
         parts = urlsplit(url)
@@ -74,9 +75,13 @@ def check_types(value: str | None) -> frozenset[RelayEventType]:
     """The types of a comma list (blank: the default set); EndpointInputError names an unknown
     one."""
     try:
-        return parse_types(value)
+        types = parse_types(value)
     except ValueError as exc:
-        raise EndpointInputError(str(exc)) from None
+        raise EndpointInputError(str(exc), field="events") from None
+    if not types:
+        # "," or " , " would make an endpoint that takes nothing at all.
+        raise EndpointInputError("the event list names no type", field="events")
+    return types
 
 
 def types_column(types: frozenset[RelayEventType]) -> str | None:
@@ -92,9 +97,13 @@ def check_description(value: str | None) -> str | None:
         return None
     value = value.strip()
     if len(value) > MAX_DESCRIPTION:
-        raise EndpointInputError(f"the description is longer than {MAX_DESCRIPTION} characters")
-    if "\x00" in value:
-        raise EndpointInputError("the description holds a NUL")
+        raise EndpointInputError(
+            f"the description is longer than {MAX_DESCRIPTION} characters", field="description"
+        )
+    if not takes_text(value):
+        raise EndpointInputError(
+            "the description holds a NUL or a character no database stores", field="description"
+        )
     return value
 
 

@@ -36,7 +36,8 @@ def parse_retry_after(value: str | None, now: dt.datetime) -> float | None:
     if value is None:
         return None
     value = value.strip()
-    if value.isdigit():
+    # ASCII only: "²".isdigit() is true and float("²") raises; "١٢" is not an HTTP number.
+    if value.isascii() and value.isdigit():
         return min(float(value), MAX_RETRY_AFTER)
     try:
         when = email.utils.parsedate_to_datetime(value)

@@ -31,6 +31,11 @@ COMMANDS = [
     ["findings", "ack", "999", "--note", "seen"],
     ["reconcile", "once", "--json"],
     ["provider", "banks"],
+    ["endpoints", "add", "http://127.0.0.1:9/hook"],
+    ["endpoints", "add", "ftp://127.0.0.1/hook"],  # bad URL: exit 2
+    ["endpoints", "list"],
+    ["endpoints", "rotate-secret", "1"],
+    ["endpoints", "remove", "99"],  # no such endpoint: exit 2
 ]
 
 
@@ -60,6 +65,7 @@ def test_no_command_prints_a_secret(database_url: str, tmp_path: Path) -> None:
         assert "Traceback" not in result.stderr, args
         codes.append(result.returncode)
     assert codes[:4] == [0, 0, 1, 2] and codes[6] == 1  # the failing paths did fail
+    assert codes[-5:] == [0, 2, 0, 0, 2]
 
 
 def test_an_unreachable_database_is_reported_without_its_password(tmp_path: Path) -> None:

@@ -30,6 +30,8 @@ COMMANDS = [
     ["report"],
     ["findings", "list"],
     ["findings", "ack", "1", "--note", "seen"],
+    ["endpoints", "list"],
+    ["endpoints", "disable", "1"],
     ["serve", "--port", "0"],
 ]
 

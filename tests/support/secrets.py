@@ -10,6 +10,7 @@ ALL_SECRETS = {
     "PAYRECON_WEBHOOK_HMAC_SECRET": "hmac-secret-5d6e7f8a9b0c",
     "PAYRECON_WEBHOOK_STANDARD_SECRET": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
     "PAYRECON_ADMIN_TOKEN": "admin-token-1c2d3e4f5a6b",
+    "PAYRECON_RELAY_KEYS": "relaykey-9f8e7d6c5b4a-3928171605f4e3d2c1b0",
 }
 DATABASE_PASSWORD = "db-pass-w0rd%40Q9"  # percent-encoded `@` as it sits in a URL
 ALERT_URLS = (
