@@ -15,7 +15,10 @@ from admin.expected import register
 from ledger.db import read_session, write_session
 from ledger.models import Finding, RelayEvent, Transfer
 from ledger.queries import ExpectedTransfer, find_transfer, register_expected
+from payments.errors import PayoutRejectedError
+from payments.payouts import PayoutRequest, send_payout
 from payrecon.settings import load_settings
+from provider import errors as perr
 from provider.errors import ProviderError
 from provider.models import Transaction
 from receiver.apply import apply_delivery
@@ -23,6 +26,7 @@ from reconcile import poller
 from reconcile.poller import run_pass
 from relay import payloads
 from relay.findings import acknowledge_finding
+from tests.integration.payments.test_payouts import FakeClient
 from tests.integration.reconcile.helpers import FakeLookup
 from tests.integration.relay.outbox_helpers import add_endpoints, webhook, written
 from tests.integration.reports.pages import report_app
@@ -179,3 +183,23 @@ def test_a_transfer_without_events_keeps_sequence_zero(engine: Engine) -> None:
     with read_session(engine) as session:
         assert session.execute(select(Transfer.event_sequence)).scalar_one() == 0
     assert written(engine) == []
+
+
+def test_a_definite_payout_refusal_writes_transfer_confirmed(engine: Engine) -> None:
+    """The provider refusing a payout confirms it failed: `transfer.confirmed` with the
+    refusal's cause, written with the change."""
+    ids = add_endpoints(engine)
+    with pytest.raises(PayoutRejectedError):
+        send_payout(
+            engine,
+            FakeClient(perr.InsufficientFundsError("Insufficient funds")),
+            PayoutRequest(1_000, "058", "0123456789", "P-1"),
+            now=T0,
+        )
+    events = written(engine)
+    assert [(e.type, e.reference, e.sequence, e.endpoints) for e in events] == [
+        ("transfer.confirmed", "P-1", 1, [ids.default])
+    ]
+    assert events[0].data["status"] == "failed"
+    assert events[0].data["failure_reason"] == "Insufficient funds"
+    assert events[0].data["confirmed_at"] == payloads.iso(T0)
