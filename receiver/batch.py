@@ -67,6 +67,7 @@ from relay.types import RelayEventType, Subject
 _FINDINGS = Finding.__table__  # type: ignore[attr-defined]
 _RELAY_EVENTS = RelayEvent.__table__  # type: ignore[attr-defined]
 _RELAY_DELIVERIES = RelayDelivery.__table__  # type: ignore[attr-defined]
+_TRANSFER = Subject.TRANSFER.value
 
 # A new transfer is written whole: its webhook values go into the INSERT itself.
 _CREATED = (
@@ -121,6 +122,7 @@ class _Plan:
     """What the batch knows of the ledger, kept current as each delivery is decided."""
 
     now: dt.datetime  # the batch's time (in relay event bodies)
+    now_iso: str  # the same, as relay.payloads.iso writes it
     stamp: Any  # the batch's time as the driver binds it: every time a decision sets is it
     by_reference: dict[str, HeldTransfer] = field(default_factory=dict)
     by_provider: dict[str, HeldTransfer] = field(default_factory=dict)
@@ -150,7 +152,7 @@ def apply_batch(
     """Decide, apply and archive every delivery of the batch; never commits."""
     bulk = Bulk(session.connection())
     events = [d.parsed for d in deliveries if isinstance(d.parsed, TransferEvent)]
-    plan = _Plan(now=now, stamp=bulk.time(now))
+    plan = _Plan(now=now, now_iso=payloads.iso(now) or "", stamp=bulk.time(now))
     if events:
         _prefetch(bulk, plan, events, [d.webhook_id for d in deliveries if d.webhook_id])
     results: list[Applied] = []
@@ -323,14 +325,14 @@ def _relay(plan: _Plan, transfer: HeldTransfer, type: RelayEventType, data: dict
     row_id = next(plan.relay_ids)
     event_id = new_event_id()
     body = payloads.body(
-        event_id=event_id, type=type, timestamp=plan.now, sequence=sequence, data=data
+        event_id=event_id, type=type, timestamp=plan.now_iso, sequence=sequence, data=data
     )
     plan.relay_events.append(
         (
             row_id,
             event_id,
             type.value,
-            Subject.TRANSFER.value,
+            _TRANSFER,
             transfer.id,
             transfer.reference,
             sequence,

@@ -101,15 +101,16 @@ def body(
     *,
     event_id: str,
     type: RelayEventType,
-    timestamp: dt.datetime,
+    timestamp: dt.datetime | str,
     sequence: int,
     data: dict[str, Any],
 ) -> str:
-    """The JSON body every attempt of the event sends, byte for byte."""
+    """The JSON body every attempt of the event sends, byte for byte; `timestamp` as a datetime
+    or already `iso` (a writer making many events at one time formats it once)."""
     document = {
         "id": event_id,
         "type": type.value,
-        "timestamp": iso(timestamp),
+        "timestamp": timestamp if isinstance(timestamp, str) else iso(timestamp),
         "sequence": sequence,
         "data": data,
     }
