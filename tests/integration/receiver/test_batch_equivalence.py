@@ -102,13 +102,8 @@ def _snapshot(engine: Engine) -> tuple[Any, ...]:
             )
             for d in session.execute(select(Delivery).order_by(Delivery.id)).scalars()
         ]
-    return (
-        transfers,
-        sorted(events.values()),
-        findings,
-        deliveries,
-        _relay_events(session, reference_of),
-    )
+        relay_events = _relay_events(session, reference_of)
+    return transfers, sorted(events.values()), findings, deliveries, relay_events
 
 
 # The keys of relay event data that differ between two ledgers: row ids and times.
