@@ -1,10 +1,14 @@
-"""Raising, resolving and acknowledging findings; one row per (transfer, kind)."""
+"""Raising, resolving and acknowledging findings; one row per (transfer, kind).
+
+Every caller outside the ledger goes through `relay.findings`, which wraps these and writes
+each change's relay event in the same transaction (tests/unit/test_dependencies.py checks it).
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlmodel import Session
 
 from ledger.errors import NoteError
@@ -54,18 +58,22 @@ def raise_finding(
 
 def resolve_finding(
     session: Session, *, transfer_id: int, kind: FindingKind, now: dt.datetime
-) -> bool:
-    """Close an open finding of `kind` on the transfer; True when one was open."""
-    result = session.execute(
-        update(Finding)
+) -> Finding | None:
+    """Close an open finding of `kind` on the transfer; the finding when one was open."""
+    finding: Finding | None = session.execute(
+        select(Finding)
         .where(
             Finding.transfer_id == transfer_id,  # type: ignore[arg-type]
             Finding.kind == kind.value,  # type: ignore[arg-type]
             Finding.resolved_at.is_(None),  # type: ignore[union-attr]
         )
-        .values(resolved_at=now, updated_at=now)
-    )
-    return bool(result.rowcount)  # type: ignore[attr-defined]
+        .with_for_update()
+    ).scalar_one_or_none()
+    if finding is None:
+        return None
+    finding.resolved_at = now
+    finding.updated_at = now
+    return finding
 
 
 MAX_NOTE_CHARS = 2000

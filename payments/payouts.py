@@ -60,6 +60,7 @@ from provider.errors import (
     TransientError,
     WebhookNotConfiguredError,
 )
+from relay import transfers as relay_transfers
 
 logger = structlog.get_logger(__name__)
 
@@ -263,6 +264,7 @@ def _record_rejected(
     with write_session(engine) as session:
         transfer = find_transfer(session, reference, for_update=True)
         assert transfer is not None
+        first = not transfer.confirmed
         transfer.initiation = Initiation.REJECTED.value
         transfer.initiation_error = message
         transfer.status = TransferStatus.FAILED.value
@@ -272,6 +274,11 @@ def _record_rejected(
         transfer.confirmed_at = now
         transfer.next_check_at = None
         transfer.updated_at = now
+        if first:
+            # The provider's definite refusal confirms a final status: its relay event goes
+            # out in this transaction (PRODUCT.md: Relay, transfer.confirmed).
+            session.flush()
+            relay_transfers.confirmed(session, transfer, now=now)
 
 
 def _cause(exc: ProviderError) -> str:

@@ -1,6 +1,7 @@
 """Apply one archived delivery to the ledger inside the caller's transaction (idempotent).
 
-The per-delivery path: read what `receiver.decisions` needs, decide, write. The group-commit
+The per-delivery path: read what `receiver.decisions` needs, decide, write — the decision's
+relay events included, through `relay.outbox` in the same transaction. The group-commit
 writer falls back to it when a batch fails, and replay records and re-applies events with it.
 """
 
@@ -14,7 +15,6 @@ from typing import Any
 from sqlalchemy import insert, or_, select, update
 from sqlmodel import Session
 
-from ledger.findings import raise_finding
 from ledger.models import Delivery, Transfer, WebhookEvent
 from ledger.types import DeliveryOutcome, FindingKind
 from ledger.upsert import insert_ignore
@@ -28,6 +28,8 @@ from receiver.decisions import (
 )
 from receiver.errors import IngestUnavailableError
 from receiver.events import ParsedEvent, TransferEvent
+from relay import transfers as relay_transfers
+from relay.findings import raise_finding
 
 # The tables both write paths (this module and batch.py) write to.
 EVENTS = WebhookEvent.__table__  # type: ignore[attr-defined]
@@ -145,11 +147,20 @@ def apply_delivery(session: Session, delivery: IncomingDelivery, *, now: dt.date
 
 
 def apply_event(
-    session: Session, event: TransferEvent, *, webhook_id: str | None, now: dt.datetime
+    session: Session,
+    event: TransferEvent,
+    *,
+    webhook_id: str | None,
+    now: dt.datetime,
+    report: bool = True,
 ) -> Applied:
-    """Record the logical event once; a repeat is a duplicate or a conflict, applied never."""
+    """Record the logical event once; a repeat is a duplicate or a conflict, applied never.
+
+    `report=False` (replay) writes no `transfer.reported`: the outcome was reported when it
+    first arrived. Findings opened still write `finding.opened`.
+    """
     for _ in range(_ATTEMPTS):
-        applied = _attempt(session, event, webhook_id, now)
+        applied = _attempt(session, event, webhook_id, now, report)
         if applied is not None:
             return applied
     raise IngestUnavailableError(f"other transactions keep writing the rows of {event.reference}")
@@ -158,7 +169,9 @@ def apply_event(
 def reapply_outcome(
     session: Session, event: TransferEvent, transfer_id: int, *, now: dt.datetime
 ) -> Applied:
-    """Apply an already-recorded event's outcome to its transfer again (for replay)."""
+    """Apply an already-recorded event's outcome to its transfer again (for replay): no
+    `transfer.reported` (it was reported when first received); findings it opens or reopens
+    write `finding.opened`."""
     by_reference, by_provider = index_transfers(_held_transfers(session, event, transfer_id))
     transfer = next(held for held in by_reference.values() if held.id == transfer_id)
     decision = apply_to(
@@ -169,7 +182,7 @@ def reapply_outcome(
 
 
 def _attempt(
-    session: Session, event: TransferEvent, webhook_id: str | None, now: dt.datetime
+    session: Session, event: TransferEvent, webhook_id: str | None, now: dt.datetime, report: bool
 ) -> Applied | None:
     """Apply the event once; None when another transaction stored one of its rows first."""
     recorded = _recorded(session, event, webhook_id)
@@ -192,6 +205,15 @@ def _attempt(
         return None
     if decision.created is None:
         _update(session, transfer_id, decision)
+    if report and decision.reported is not None:
+        assert decision.transfer is not None
+        relay_transfers.reported(
+            session,
+            transfer_id=transfer_id,
+            reference=decision.transfer.reference,
+            data=decision.reported,
+            now=now,
+        )
     return _findings(session, decision, transfer_id, event_id, now)
 
 
@@ -252,11 +274,19 @@ def _findings(
     event_id: int | None,
     now: dt.datetime,
 ) -> Applied:
-    """Raise the decision's findings on the transfer; what was applied."""
+    """Raise the decision's findings on the transfer (each opened one writes its event);
+    what was applied."""
     applied = Applied(decision.outcome, transfer_id, event_id)
+    # A repeat's decision names no transfer: the finding looks the reference up.
+    reference = None if decision.transfer is None else decision.transfer.reference
     for finding in decision.findings:
         if raise_finding(
-            session, transfer_id=transfer_id, kind=finding.kind, detail=finding.detail, now=now
+            session,
+            transfer_id=transfer_id,
+            kind=finding.kind,
+            detail=finding.detail,
+            now=now,
+            reference=reference,
         ):
             applied.findings.append(finding.kind)
     return applied

@@ -9,6 +9,12 @@ Every delivery is decided by `receiver.decisions` against the prefetched rows, i
 order, each decision seeing those before it. When another process races us for the same
 transfer or event (an insert that hits a unique key), the transaction fails, and the batch
 is retried one delivery at a time.
+
+Relay events are numbered here too: the prefetch reads each transfer's `event_sequence` (under
+the same lock) and the enabled endpoints, each decision's events take the next numbers in
+decision order, and the event, delivery and sequence writes go in the same round trip as the
+rest. Findings on transfers that existed before the batch (rare) are raised afterwards through
+`relay.findings`, which numbers their events in the database.
 """
 
 from __future__ import annotations
@@ -21,8 +27,7 @@ from typing import Any
 from sqlmodel import Session
 
 from ledger.bulk import Bulk, Statement, table_columns
-from ledger.findings import raise_finding
-from ledger.models import Finding
+from ledger.models import Finding, RelayDelivery, RelayEvent
 from receiver.apply import (
     ARCHIVE_COLUMNS,
     DELIVERIES,
@@ -45,8 +50,24 @@ from receiver.decisions import (
 )
 from receiver.errors import BatchRaceError
 from receiver.events import TransferEvent
+from relay import payloads
+from relay.findings import raise_finding
+from relay.ids import new_event_id
+from relay.outbox import (
+    SUBSCRIBERS_SQL,
+    Subscriber,
+    as_subscribers,
+    delivery_rows,
+    subject_key,
+    takers,
+    wake_workers,
+)
+from relay.types import RelayEventType, Subject
 
 _FINDINGS = Finding.__table__  # type: ignore[attr-defined]
+_RELAY_EVENTS = RelayEvent.__table__  # type: ignore[attr-defined]
+_RELAY_DELIVERIES = RelayDelivery.__table__  # type: ignore[attr-defined]
+_TRANSFER = Subject.TRANSFER.value
 
 # A new transfer is written whole: its webhook values go into the INSERT itself.
 _CREATED = (
@@ -63,10 +84,35 @@ _CREATED = (
     "webhook_fee",
     "failure_reason",
     "next_check_at",
+    "event_sequence",
     "created_at",
     "updated_at",
 )
-_OPENED = ("transfer_id", "kind", "detail", "opened_at", "updated_at")
+_OPENED = ("id", "transfer_id", "kind", "detail", "opened_at", "updated_at")
+_RELAY_EVENT = (
+    "id",
+    "event_id",
+    "type",
+    "subject",
+    "subject_id",
+    "reference",
+    "sequence",
+    "body",
+    "created_at",
+)
+_RELAY_DELIVERY = (
+    "event_id",
+    "endpoint_id",
+    "subject_key",
+    "sequence",
+    "status",
+    "attempts",
+    "next_attempt_at",
+    "created_at",
+    "updated_at",
+)
+# At most this many relay events per delivery: transfer.reported and one finding.opened.
+_EVENTS_PER_DELIVERY = 2
 
 _EventKey = tuple[str, str]  # (event, provider reference): a logical event's unique key
 
@@ -75,6 +121,8 @@ _EventKey = tuple[str, str]  # (event, provider reference): a logical event's un
 class _Plan:
     """What the batch knows of the ledger, kept current as each delivery is decided."""
 
+    now: dt.datetime  # the batch's time (in relay event bodies)
+    now_iso: str  # the same, as relay.payloads.iso writes it
     stamp: Any  # the batch's time as the driver binds it: every time a decision sets is it
     by_reference: dict[str, HeldTransfer] = field(default_factory=dict)
     by_provider: dict[str, HeldTransfer] = field(default_factory=dict)
@@ -84,10 +132,18 @@ class _Plan:
     created: dict[int, dict[str, Any]] = field(default_factory=dict)  # new transfers' rows, by id
     changes: dict[int, dict[str, Any]] = field(default_factory=dict)  # known transfers', by id
     new_events: list[tuple[Any, ...]] = field(default_factory=list)  # (id, *event_row)
+    # Findings on transfers known before the batch, raised after the writes.
     findings: list[tuple[HeldTransfer, NewFinding, Applied]] = field(default_factory=list)
-    # Ids reserved for the transfers and events this batch creates (ledger.bulk.reserve_ids).
+    # Findings this batch opens on the transfers it creates, by (transfer id, kind).
+    opened: dict[tuple[int, str], tuple[Any, ...]] = field(default_factory=dict)
+    subscribers: list[Subscriber] = field(default_factory=list)
+    relay_events: list[tuple[Any, ...]] = field(default_factory=list)  # in _RELAY_EVENT order
+    relay_deliveries: list[tuple[Any, ...]] = field(default_factory=list)  # _RELAY_DELIVERY
+    # Ids reserved for the rows this batch creates (ledger.bulk.reserve_ids).
     transfer_ids: Iterator[int] = field(default_factory=lambda: iter(()))
     event_ids: Iterator[int] = field(default_factory=lambda: iter(()))
+    finding_ids: Iterator[int] = field(default_factory=lambda: iter(()))
+    relay_ids: Iterator[int] = field(default_factory=lambda: iter(()))
 
 
 def apply_batch(
@@ -96,7 +152,7 @@ def apply_batch(
     """Decide, apply and archive every delivery of the batch; never commits."""
     bulk = Bulk(session.connection())
     events = [d.parsed for d in deliveries if isinstance(d.parsed, TransferEvent)]
-    plan = _Plan(stamp=bulk.time(now))
+    plan = _Plan(now=now, now_iso=payloads.iso(now) or "", stamp=bulk.time(now))
     if events:
         _prefetch(bulk, plan, events, [d.webhook_id for d in deliveries if d.webhook_id])
     results: list[Applied] = []
@@ -111,6 +167,8 @@ def apply_batch(
             results.append(Applied(not_applied(parsed, delivery.invalid_outcome)))
             event_of.append(None)
     bulk.send([*_write(bulk, plan), *_archive(bulk, deliveries, results, event_of, plan)])
+    if plan.relay_deliveries:
+        wake_workers(session)
     _raise_known_findings(session, plan, now)
     return results
 
@@ -122,17 +180,33 @@ def _prefetch(bulk: Bulk, plan: _Plan, events: list[TransferEvent], webhook_ids:
     recorded_where = [bulk.key_set("reference", {e.reference for e in events})]
     if webhook_ids:
         recorded_where.append(bulk.key_set("webhook_id", webhook_ids))
-    *_, transfers, recorded, transfer_ids, event_ids = bulk.send(
+    relay_wanted = wanted * _EVENTS_PER_DELIVERY
+    (
+        *_,
+        transfers,
+        recorded,
+        subscribers,
+        transfer_ids,
+        event_ids,
+        finding_ids,
+        relay_ids,
+    ) = bulk.send(
         [
             *bulk.keyed_lookups_only(),
             _transfers_read(bulk, events, recorded_where),
             _events_read(recorded_where),
+            Statement(SUBSCRIBERS_SQL, (), returns_rows=True),
             bulk.reserve_ids("transfer", wanted),
             bulk.reserve_ids("webhook_event", wanted),
+            bulk.reserve_ids("finding", wanted),
+            bulk.reserve_ids("relay_event", relay_wanted),
         ]
     )
+    plan.subscribers = as_subscribers(subscribers)
     plan.transfer_ids = iter(bulk.reserved(transfer_ids, wanted))
     plan.event_ids = iter(bulk.reserved(event_ids, wanted))
+    plan.finding_ids = iter(bulk.reserved(finding_ids, wanted))
+    plan.relay_ids = iter(bulk.reserved(relay_ids, relay_wanted))
     plan.by_reference, plan.by_provider = index_transfers(transfers)
     _hold_events(plan, recorded)
 
@@ -206,9 +280,71 @@ def _apply(plan: _Plan, event: TransferEvent, webhook_id: str | None) -> tuple[A
     )
     applied = Applied(decision.outcome)
     transfer = recorded[2] if recorded is not None else _take(plan, decision, event, webhook_id)
+    if decision.reported is not None:
+        _relay(plan, transfer, RelayEventType.TRANSFER_REPORTED, decision.reported)
     for finding in decision.findings:
-        plan.findings.append((transfer, finding, applied))
+        _open(plan, transfer, finding, applied)
     return applied, key
+
+
+def _open(plan: _Plan, transfer: HeldTransfer, finding: NewFinding, applied: Applied) -> None:
+    """Open a finding of the decision: here when the batch created its transfer (which has
+    none yet, so each kind is opened once), after the writes otherwise."""
+    assert transfer.id is not None
+    if transfer.id not in plan.created:
+        plan.findings.append((transfer, finding, applied))
+        return
+    key = (transfer.id, finding.kind.value)
+    if key in plan.opened:
+        return  # already open: no change, no event
+    finding_id = next(plan.finding_ids)
+    stamp = plan.stamp
+    plan.opened[key] = (finding_id, transfer.id, finding.kind.value, finding.detail, stamp, stamp)
+    applied.findings.append(finding.kind)
+    data = payloads.finding_fields(
+        id=finding_id,
+        kind=finding.kind.value,
+        subject=Subject.TRANSFER,
+        reference=transfer.reference,
+        detail=finding.detail,
+        opened_at=plan.now,
+        resolved_at=None,
+        acknowledged_at=None,
+    )
+    _relay(plan, transfer, RelayEventType.FINDING_OPENED, data)
+
+
+def _relay(plan: _Plan, transfer: HeldTransfer, type: RelayEventType, data: dict[str, Any]) -> None:
+    """Take a relay event about the transfer into the plan: the next number of its sequence,
+    its row, and a pending delivery for each endpoint that takes the type."""
+    assert transfer.id is not None
+    transfer.event_sequence += 1
+    sequence = transfer.event_sequence
+    row = plan.created.get(transfer.id) or plan.changes.setdefault(transfer.id, {})
+    row["event_sequence"] = sequence
+    row_id = next(plan.relay_ids)
+    event_id = new_event_id()
+    body = payloads.body(
+        event_id=event_id, type=type, timestamp=plan.now_iso, sequence=sequence, data=data
+    )
+    plan.relay_events.append(
+        (
+            row_id,
+            event_id,
+            type.value,
+            _TRANSFER,
+            transfer.id,
+            transfer.reference,
+            sequence,
+            body,
+            plan.stamp,
+        )
+    )
+    targets = takers(plan.subscribers, type)
+    if targets:
+        key = subject_key(Subject.TRANSFER, transfer.id)
+        for values in delivery_rows(row_id, targets, key=key, sequence=sequence, now=plan.stamp):
+            plan.relay_deliveries.append(tuple(values[name] for name in _RELAY_DELIVERY))
 
 
 def _take(
@@ -239,39 +375,41 @@ def _take(
 
 
 def _write(bulk: Bulk, plan: _Plan) -> list[Statement]:
-    """The statements recording the batch's transfers, events and findings, in key order."""
-    stamp = plan.stamp
+    """The statements recording the batch's transfers, events, findings and relay events,
+    in key order."""
     created = [
         (transfer_id, *[row.get(name) for name in _CREATED[1:]])
         for transfer_id, row in plan.created.items()
     ]
-    # A transfer created by this batch has no findings yet, so each of its (transfer, kind)
-    # pairs is opened here, once; those of known transfers go through raise_finding.
-    opened: dict[tuple[int, str], tuple[Any, ...]] = {}
-    for transfer, finding, applied in plan.findings:
-        assert transfer.id is not None
-        key = (transfer.id, finding.kind.value)
-        if transfer.id in plan.created and key not in opened:
-            opened[key] = (transfer.id, finding.kind.value, finding.detail, stamp, stamp)
-            applied.findings.append(finding.kind)
     return [
         *bulk.insert("transfer", table_columns(TRANSFERS, _CREATED), created),
         *bulk.insert(
             "webhook_event", table_columns(EVENTS, ("id", *EVENT_COLUMNS)), plan.new_events
         ),
         *_update_transfers(bulk, plan),
-        *bulk.insert("finding", table_columns(_FINDINGS, _OPENED), list(opened.values())),
+        *bulk.insert("finding", table_columns(_FINDINGS, _OPENED), list(plan.opened.values())),
+        *bulk.insert("relay_event", table_columns(_RELAY_EVENTS, _RELAY_EVENT), plan.relay_events),
+        *bulk.insert(
+            "relay_delivery",
+            table_columns(_RELAY_DELIVERIES, _RELAY_DELIVERY),
+            plan.relay_deliveries,
+        ),
     ]
 
 
 def _raise_known_findings(session: Session, plan: _Plan, now: dt.datetime) -> None:
-    """Open (or reopen) the findings on transfers that existed before the batch; rare."""
+    """Open (or reopen) the findings on transfers that existed before the batch, each with
+    its event; rare."""
     for transfer, finding, applied in plan.findings:
-        if transfer.id in plan.created:
-            continue
         assert transfer.id is not None
         if raise_finding(
-            session, transfer_id=transfer.id, kind=finding.kind, detail=finding.detail, now=now
+            session,
+            transfer_id=transfer.id,
+            kind=finding.kind,
+            detail=finding.detail,
+            now=now,
+            reference=transfer.reference,
+            endpoints=plan.subscribers,
         ):
             applied.findings.append(finding.kind)
     session.flush()

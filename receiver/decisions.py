@@ -2,7 +2,9 @@
 
 `decide` takes what the ledger already holds for an event (the content hash of the logical
 event recorded under its key, the transfers its references name) and returns the delivery's
-outcome, the row changes and the findings to raise, with their texts. The per-delivery path
+outcome, the row changes, the findings to raise, with their texts, and the relay event the
+change causes (`transfer.reported`; each finding actually opened adds a `finding.opened`,
+written by whoever opens it, since only the ledger knows whether it was open). The per-delivery path
 (`receiver.apply`), the group-commit batch (`receiver.batch`) and replay (`receiver.replay`)
 fetch those rows, call it and write what it returns, so they cannot decide differently.
 """
@@ -15,6 +17,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from ledger.types import DeliveryOutcome, FindingKind, TransferOrigin
 from receiver.events import IgnoredEvent, TransferEvent
+from relay import payloads
 
 T = TypeVar("T")
 
@@ -25,7 +28,14 @@ Stamp = Any
 _WEBHOOK = TransferOrigin.WEBHOOK.value
 
 # The transfer columns the rules read, in HeldTransfer's order.
-HELD_COLUMNS = ("id", "reference", "provider_reference", "webhook_status", "confirmed")
+HELD_COLUMNS = (
+    "id",
+    "reference",
+    "provider_reference",
+    "webhook_status",
+    "confirmed",
+    "event_sequence",
+)
 
 
 @dataclass(slots=True)
@@ -41,6 +51,9 @@ class HeldTransfer:
     provider_reference: str | None
     webhook_status: str | None
     confirmed: bool
+    # The sequence of the transfer's last relay event; a shell that numbers events itself
+    # (the batch) raises it as it goes.
+    event_sequence: int = 0
 
     def absorb(self, changes: Mapping[str, Any]) -> None:
         """Take in the changes of a decision on this transfer."""
@@ -56,10 +69,10 @@ def index_transfers(
     """Transfers read as HELD_COLUMNS, by merchant's reference and by provider's reference."""
     by_reference: dict[str, HeldTransfer] = {}
     by_provider: dict[str, HeldTransfer] = {}
-    for transfer_id, reference, provider_reference, webhook_status, confirmed in rows:
+    for transfer_id, reference, provider_reference, webhook_status, confirmed, sequence in rows:
         # bool(): SQLite's driver gives 0 or 1.
         held = HeldTransfer(
-            transfer_id, reference, provider_reference, webhook_status, bool(confirmed)
+            transfer_id, reference, provider_reference, webhook_status, bool(confirmed), sequence
         )
         by_reference[reference] = held
         if provider_reference:
@@ -80,7 +93,10 @@ class Decision:
 
     ACCEPTED records the event on `transfer`: `changes` are the columns the event sets on
     it, and `created`, for a transfer the ledger never knew, its whole row (`changes`
-    included).
+    included). `reported` is the data of the `transfer.reported` event the change causes:
+    set when the event is the first webhook outcome of a transfer the provider's API has not
+    confirmed. Each of `findings` the shell actually opens (or reopens) causes a
+    `finding.opened`, written after `transfer.reported`.
     A DUPLICATE or CONFLICTING repeat writes nothing but its findings, on the transfer of
     the event recorded first.
     """
@@ -90,6 +106,7 @@ class Decision:
     created: dict[str, Any] | None = None
     changes: dict[str, Any] | None = None
     findings: tuple[NewFinding, ...] = ()
+    reported: dict[str, Any] | None = None
 
 
 def match(
@@ -138,7 +155,14 @@ def decide(
     # the provider's reference (reference_taken is moot).
     changes, _ = transfer_changes(event, transfer, reference_taken=True, now=now)
     created.update(changes)
-    return Decision(DeliveryOutcome.ACCEPTED, transfer, created, changes, (orphan,))
+    return Decision(
+        DeliveryOutcome.ACCEPTED,
+        transfer,
+        created,
+        changes,
+        (orphan,),
+        report_of(event, transfer, changes),
+    )
 
 
 def apply_to(
@@ -153,7 +177,8 @@ def apply_to(
     taken = event.reference in by_reference or event.reference in by_provider
     changes, conflict = transfer_changes(event, transfer, reference_taken=taken, now=now)
     findings = () if conflict is None else (conflict,)
-    return Decision(DeliveryOutcome.ACCEPTED, transfer, None, changes, findings)
+    reported = report_of(event, transfer, changes)
+    return Decision(DeliveryOutcome.ACCEPTED, transfer, None, changes, findings, reported)
 
 
 def not_applied(parsed: IgnoredEvent | None, invalid: DeliveryOutcome) -> DeliveryOutcome:
@@ -209,6 +234,23 @@ def transfer_changes(
     return changes, None
 
 
+def report_of(
+    event: TransferEvent, transfer: HeldTransfer, changes: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The data of `transfer.reported` when the changes set the first webhook outcome of a
+    transfer the provider's API has not confirmed (PRODUCT.md: Relay), else None."""
+    if "webhook_status" not in changes or transfer.confirmed:
+        return None
+    return payloads.transfer_reported(
+        reference=transfer.reference,
+        provider_reference=changes.get("provider_reference", transfer.provider_reference),
+        status=changes["webhook_status"],
+        webhook_amount=event.amount,
+        webhook_fee=event.fee,
+        failure_reason=event.failure_reason,
+    )
+
+
 def _orphan(event: TransferEvent, now: Stamp) -> tuple[HeldTransfer, dict[str, Any]]:
     # A transfer first heard of in a webhook: created from the event, keyed by the merchant's
     # reference when the event carries one.
@@ -222,6 +264,7 @@ def _orphan(event: TransferEvent, now: Stamp) -> tuple[HeldTransfer, dict[str, A
         "confirmed": False,
         "check_attempts": 0,
         "not_found_count": 0,
+        "event_sequence": 0,
         "created_at": now,
         "updated_at": now,
     }

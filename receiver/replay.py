@@ -35,7 +35,12 @@ class ReplaySummary:
 
 def replay(session: Session, *, since: dt.datetime | None, now: dt.datetime) -> ReplaySummary:
     """Reset the webhook evidence of affected transfers and apply their deliveries again, in
-    arrival order. The provider's confirmed answer is kept: replay never un-confirms."""
+    arrival order. The provider's confirmed answer is kept: replay never un-confirms.
+
+    Relay events: replay writes no `transfer.reported` — every outcome it re-applies was
+    reported when its delivery first arrived, and the merchant's systems must not hear it
+    twice. A finding it opens or reopens is a new change and writes `finding.opened`.
+    """
     summary = ReplaySummary()
     where: list[ColumnElement[bool]] = [
         col(Delivery.outcome).in_(_APPLIED),
@@ -97,7 +102,7 @@ def _replay_one(
     if event_id is None:
         # The archive holds a delivery whose logical event is gone: record it again and
         # link the archived delivery to it (the raw body itself is never changed).
-        applied = apply_event(session, event, webhook_id=webhook_id, now=now)
+        applied = apply_event(session, event, webhook_id=webhook_id, now=now, report=False)
         table = Delivery.__table__  # type: ignore[attr-defined]
         session.execute(
             update(table).where(table.c.id == delivery_id).values(event_id=applied.event_id)

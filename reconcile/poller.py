@@ -19,7 +19,6 @@ from sqlalchemy import Engine, select
 from sqlmodel import Session, col
 
 from ledger.db import write_session
-from ledger.findings import raise_finding, resolve_finding
 from ledger.models import Finding, Transfer
 from ledger.types import FindingKind, Initiation, TransferStatus, utcnow
 from provider.errors import (
@@ -44,6 +43,9 @@ from reconcile.checks import (
 from reconcile.errors import ProviderKeyRefusedError, ProviderMisconfiguredError
 from reconcile.lease import claim_due, hold_runner_lease, new_owner, release_runner_lease
 from reconcile.ratelimit import TokenBucket
+from relay import transfers as relay_transfers
+from relay.findings import raise_finding, resolve_finding
+from relay.outbox import Subscriber, subscribers
 
 logger = structlog.get_logger(__name__)
 
@@ -238,7 +240,11 @@ def _apply_one(
     now: dt.datetime,
     summary: PassSummary,
     open_kinds: frozenset[str],
+    endpoints: list[Subscriber],
 ) -> None:
+    """Record one answer on its transfer, with the relay events of what changed (in this
+    transaction): `transfer.confirmed` the first time the provider confirms a final status,
+    then `finding.opened` / `finding.resolved` for each finding opened or resolved."""
     verdict = evaluate(view_of(transfer), answer, policy, now)
     transfer.status = verdict.status.value
     if verdict.newly_confirmed:
@@ -270,14 +276,31 @@ def _apply_one(
     transfer.updated_at = now
     session.flush()
     assert transfer.id is not None
+    if verdict.newly_confirmed:
+        relay_transfers.confirmed(session, transfer, now=now, endpoints=endpoints)
     for kind, detail in verdict.open.items():
-        if raise_finding(session, transfer_id=transfer.id, kind=kind, detail=detail, now=now):
+        if raise_finding(
+            session,
+            transfer_id=transfer.id,
+            kind=kind,
+            detail=detail,
+            now=now,
+            reference=transfer.reference,
+            endpoints=endpoints,
+        ):
             summary.findings_raised += 1
             summary.raised_by_kind[kind.value] = summary.raised_by_kind.get(kind.value, 0) + 1
     for kind in verdict.resolved & RECONCILER_KINDS - {FindingKind.STATUS_CONFLICT}:
         if kind.value not in open_kinds:
             continue
-        if resolve_finding(session, transfer_id=transfer.id, kind=kind, now=now):
+        if resolve_finding(
+            session,
+            transfer_id=transfer.id,
+            kind=kind,
+            now=now,
+            reference=transfer.reference,
+            endpoints=endpoints,
+        ):
             summary.findings_resolved += 1
     summary.checked += 1
     summary.confirmed += verdict.newly_confirmed
@@ -309,6 +332,7 @@ def _apply(
             )
         ):
             open_kinds.setdefault(int(transfer_id), set()).add(str(kind))
+        endpoints = subscribers(session)  # read once for the chunk's relay events
         rows = session.execute(
             select(Transfer)
             .where(col(Transfer.id).in_(list(by_id)))
@@ -327,6 +351,7 @@ def _apply(
                 now,
                 summary,
                 frozenset(open_kinds.get(transfer.id, ())),
+                endpoints,
             )
 
 

@@ -48,7 +48,17 @@ def subscribers(session: Session) -> list[Subscriber]:
             ENDPOINTS.c.enabled.is_(True), ENDPOINTS.c.removed_at.is_(None)
         )
     ).all()
-    return [Subscriber(row[0], parse_types(row[1])) for row in rows]
+    return as_subscribers(rows)
+
+
+# `subscribers` as plain SQL, for a bulk writer that reads it in its own round trip
+# (ledger.bulk); `as_subscribers` reads its rows.
+SUBSCRIBERS_SQL = "SELECT id, event_types FROM relay_endpoint WHERE enabled AND removed_at IS NULL"
+
+
+def as_subscribers(rows: Iterable[Sequence[Any]]) -> list[Subscriber]:
+    """The subscribers of SUBSCRIBERS_SQL's rows."""
+    return [Subscriber(int(row[0]), parse_types(row[1])) for row in rows]
 
 
 def takers(endpoints: Iterable[Subscriber], type: RelayEventType) -> list[int]:

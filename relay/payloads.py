@@ -60,15 +60,40 @@ def finding(
     finding: Finding, *, reference: str, subject: Subject = Subject.TRANSFER
 ) -> dict[str, Any]:
     """`finding.opened`, `.resolved` and `.acknowledged`: the finding as it now stands."""
+    assert finding.id is not None
+    return finding_fields(
+        id=finding.id,
+        kind=finding.kind,
+        subject=subject,
+        reference=reference,
+        detail=finding.detail,
+        opened_at=finding.opened_at,
+        resolved_at=finding.resolved_at,
+        acknowledged_at=finding.acknowledged_at,
+    )
+
+
+def finding_fields(
+    *,
+    id: int,
+    kind: str,
+    subject: Subject,
+    reference: str,
+    detail: str,
+    opened_at: dt.datetime,
+    resolved_at: dt.datetime | None,
+    acknowledged_at: dt.datetime | None,
+) -> dict[str, Any]:
+    """`finding`'s data from its fields, for a writer that has no Finding object (the batch)."""
     return {
-        "id": finding.id,
-        "kind": finding.kind,
+        "id": id,
+        "kind": kind,
         "subject": subject.value,
         "reference": reference,
-        "detail": finding.detail,
-        "opened_at": iso(finding.opened_at),
-        "resolved_at": iso(finding.resolved_at),
-        "acknowledged_at": iso(finding.acknowledged_at),
+        "detail": detail,
+        "opened_at": iso(opened_at),
+        "resolved_at": iso(resolved_at),
+        "acknowledged_at": iso(acknowledged_at),
     }
 
 
@@ -76,15 +101,16 @@ def body(
     *,
     event_id: str,
     type: RelayEventType,
-    timestamp: dt.datetime,
+    timestamp: dt.datetime | str,
     sequence: int,
     data: dict[str, Any],
 ) -> str:
-    """The JSON body every attempt of the event sends, byte for byte."""
+    """The JSON body every attempt of the event sends, byte for byte; `timestamp` as a datetime
+    or already `iso` (a writer making many events at one time formats it once)."""
     document = {
         "id": event_id,
         "type": type.value,
-        "timestamp": iso(timestamp),
+        "timestamp": timestamp if isinstance(timestamp, str) else iso(timestamp),
         "sequence": sequence,
         "data": data,
     }

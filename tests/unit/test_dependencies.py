@@ -64,3 +64,51 @@ def test_a_package_imports_none_of_its_forbidden_packages(package: str) -> None:
         if (found := imported_packages(path.read_text()) & FORBIDDEN[package])
     }
     assert wrong == {}
+
+
+# The functions that change a finding; outside the ledger only relay.findings calls them, so
+# no caller can change a finding without writing its relay event.
+FINDING_CHANGES = frozenset({"raise_finding", "resolve_finding", "acknowledge_finding"})
+FINDING_WRAPPER = "relay/findings.py"
+
+
+def finding_changes_imported(source: str) -> set[str]:
+    """The finding-changing names `source` takes from `ledger.findings` (the module itself
+    counts as all of them)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module == "ledger.findings":
+            found.update(alias.name for alias in node.names if alias.name in FINDING_CHANGES)
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "ledger"
+            and any(alias.name == "findings" for alias in node.names)
+        ) or (
+            isinstance(node, ast.Import)
+            and any(alias.name == "ledger.findings" for alias in node.names)
+        ):
+            found.update(FINDING_CHANGES)
+    return found
+
+
+def test_finding_changes_found_in_every_import_form() -> None:
+    """Named imports, the module imported from its package and a dotted import all count."""
+    assert finding_changes_imported("from ledger.findings import raise_finding, check_note") == {
+        "raise_finding"
+    }
+    assert finding_changes_imported("from ledger import findings") == FINDING_CHANGES
+    assert finding_changes_imported("import ledger.findings") == FINDING_CHANGES
+    assert finding_changes_imported("from relay.findings import raise_finding") == set()
+
+
+def test_only_relay_findings_changes_findings_outside_the_ledger() -> None:
+    """Every package but the ledger raises, resolves and acknowledges findings through
+    relay.findings, which writes the change's event in the same transaction."""
+    wrong = {
+        str(path.relative_to(ROOT)): sorted(found)
+        for package in sorted(FIRST_PARTY - {"ledger"})
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if str(path.relative_to(ROOT)) != FINDING_WRAPPER
+        and (found := finding_changes_imported(path.read_text()))
+    }
+    assert wrong == {}

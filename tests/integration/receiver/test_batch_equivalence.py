@@ -1,4 +1,5 @@
-"""The set-based batch path decides exactly as the per-delivery path, whatever the sequence."""
+"""The set-based batch path decides exactly as the per-delivery path, whatever the sequence,
+relay events and their deliveries included."""
 
 from __future__ import annotations
 
@@ -12,12 +13,15 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine, select
 
 from ledger.db import create_db_engine, read_session, write_session
-from ledger.models import Delivery, Finding, Transfer, WebhookEvent
+from ledger.models import Delivery, Finding, RelayDelivery, RelayEvent, Transfer, WebhookEvent
 from ledger.queries import ExpectedTransfer, register_expected
 from ledger.types import utcnow
 from receiver.apply import IncomingDelivery, apply_delivery
 from receiver.batch import apply_batch
 from receiver.events import parse_event
+from relay import endpoints
+from relay.keys import SecretBox
+from relay.types import RelayEventType
 
 REFERENCES = ["A", "B", "C"]
 event_bodies = st.builds(
@@ -98,13 +102,52 @@ def _snapshot(engine: Engine) -> tuple[Any, ...]:
             )
             for d in session.execute(select(Delivery).order_by(Delivery.id)).scalars()
         ]
-    return transfers, sorted(events.values()), findings, deliveries
+        relay_events = _relay_events(session, reference_of)
+    return transfers, sorted(events.values()), findings, deliveries, relay_events
+
+
+# The keys of relay event data that differ between two ledgers: row ids and times.
+_VOLATILE = {"id", "opened_at", "resolved_at", "acknowledged_at"}
+
+
+def _relay_events(session: Any, reference_of: dict[Any, str]) -> list[tuple[Any, ...]]:
+    """Each relay event as (subject, sequence, type, data without ids and times, endpoints
+    with a pending delivery), in subject and sequence order."""
+    endpoints_of: dict[int, list[int]] = {}
+    for delivery in session.execute(select(RelayDelivery)).scalars():
+        assert delivery.status == "pending"
+        endpoints_of.setdefault(delivery.event_id, []).append(delivery.endpoint_id)
+    rows = []
+    for event in session.execute(select(RelayEvent)).scalars():
+        body = json.loads(event.body)
+        assert body["sequence"] == event.sequence and body["type"] == event.type
+        data = {k: v for k, v in body["data"].items() if k not in _VOLATILE}
+        rows.append(
+            (
+                reference_of[event.subject_id],
+                event.sequence,
+                event.type,
+                data,
+                sorted(endpoints_of.get(event.id, [])),
+            )
+        )
+    rows.sort(key=lambda row: (row[0], row[1]))
+    return rows
 
 
 def _seed(engine: Engine) -> None:
-    # One transfer the ledger expects, so matching by merchant reference is exercised too.
+    # One transfer the ledger expects, so matching by merchant reference is exercised too, and
+    # endpoints taking the default types, every type, and only transfer.reported.
+    box = SecretBox(["x" * 32])
     with write_session(engine) as session:
         register_expected(session, ExpectedTransfer("m-A", 1000, 100), now=utcnow())
+        now = utcnow()
+        endpoints.add(session, box, url="http://127.0.0.1:9/default", now=now)
+        every = ",".join(t.value for t in RelayEventType)
+        endpoints.add(session, box, url="http://127.0.0.1:9/every", types=every, now=now)
+        endpoints.add(
+            session, box, url="http://127.0.0.1:9/reported", types="transfer.reported", now=now
+        )
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
@@ -121,7 +164,8 @@ def test_batches_and_single_deliveries_reach_the_same_ledger(
     bodies: list[tuple[dict[str, Any], str | None]],
     cuts: list[int],
 ) -> None:
-    """Applying a sequence in batches of any size gives the same state as one by one."""
+    """Applying a sequence in batches of any size gives the same state as one by one, and the
+    same relay events (type, subject, sequence, data) with the same deliveries."""
     factory = request.getfixturevalue(f"{backend}_factory")
     engines = [create_db_engine(factory.new()), create_db_engine(factory.new())]
     try:

@@ -190,9 +190,10 @@ def test_a_held_transfer_absorbs_the_columns_the_rules_read() -> None:
 def test_transfers_are_indexed_by_both_references() -> None:
     """Rows read as HELD_COLUMNS index by merchant's and provider's reference; 0/1 is a bool."""
     by_reference, by_provider = index_transfers(
-        [(1, "m-1", "TRF_1", None, 1), (2, "m-2", None, "failed", 0)]
+        [(1, "m-1", "TRF_1", None, 1, 4), (2, "m-2", None, "failed", 0, 0)]
     )
     assert by_reference["m-1"] is by_provider["TRF_1"]
+    assert by_reference["m-1"].event_sequence == 4
     assert by_reference["m-1"].confirmed is True and by_reference["m-2"].confirmed is False
     assert set(by_provider) == {"TRF_1"}
 
@@ -203,3 +204,34 @@ def test_deliveries_without_an_event_to_apply() -> None:
     assert not_applied(ignored, DeliveryOutcome.INVALID) is DeliveryOutcome.IGNORED
     assert not_applied(None, DeliveryOutcome.INVALID) is DeliveryOutcome.INVALID
     assert not_applied(None, DeliveryOutcome.TOO_LARGE) is DeliveryOutcome.TOO_LARGE
+
+
+def test_the_first_outcome_of_an_unconfirmed_transfer_is_reported() -> None:
+    """An event setting the first webhook outcome carries `transfer.reported`'s data; a second
+    outcome, or one on a confirmed transfer, reports nothing."""
+    held = HeldTransfer(7, "m-1", None, None, False)
+    first = _decide(_success(), held)
+    assert first.reported == {
+        "reference": "m-1",
+        "provider_reference": "TRF_1",
+        "status": "successful",
+        "webhook_amount": 150_000,
+        "webhook_fee": 2500,
+        "failure_reason": None,
+    }
+    held.absorb(first.changes or {})
+    assert _decide(_failed(), held).reported is None
+    confirmed = HeldTransfer(8, "m-1", "TRF_1", None, True)
+    assert _decide(_success(), confirmed).reported is None
+
+
+def test_an_orphan_is_reported_with_its_provider_reference() -> None:
+    """A transfer first heard of in a webhook is reported as created, beside its finding."""
+    decision = decide(_failed(), recorded_hash=None, by_reference={}, by_provider={}, now=NOW)
+    assert decision.reported is not None
+    assert (decision.reported["reference"], decision.reported["provider_reference"]) == (
+        "m-1",
+        "TRF_1",
+    )
+    assert decision.reported["status"] == "failed" and decision.reported["failure_reason"]
+    assert [f.kind for f in decision.findings] == [FindingKind.ORPHAN_EVENT]

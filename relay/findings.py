@@ -1,0 +1,114 @@
+"""Raise, resolve and acknowledge findings with their events: the one way to change a finding.
+
+Each function wraps its `ledger.findings` namesake and, when the finding's state changed,
+writes `finding.opened`, `finding.resolved` or `finding.acknowledged` through the outbox in
+the same transaction. The subject is the finding's transfer, so its events share the
+transfer's sequence. The receiver's batch is the one other writer of findings: it opens
+those of transfers it creates with bulk statements and writes their events beside them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import select
+from sqlmodel import Session
+
+from ledger import findings as ledger_findings
+from ledger.models import Finding, Transfer
+from ledger.types import FindingKind
+from relay import payloads
+from relay.outbox import Subscriber, emit
+from relay.types import RelayEventType, Subject
+
+_TRANSFERS = Transfer.__table__  # type: ignore[attr-defined]
+
+
+def raise_finding(
+    session: Session,
+    *,
+    transfer_id: int,
+    kind: FindingKind,
+    detail: str,
+    now: dt.datetime,
+    reference: str | None = None,
+    endpoints: list[Subscriber] | None = None,
+) -> Finding | None:
+    """Open (or reopen) a finding and write `finding.opened`; the finding, or None when it
+    was already open (no event then).
+
+    `reference` (the transfer's) and `endpoints` (`relay.outbox.subscribers`) save a read.
+    """
+    finding = ledger_findings.raise_finding(
+        session, transfer_id=transfer_id, kind=kind, detail=detail, now=now
+    )
+    if finding is not None:
+        emit_finding(
+            session, RelayEventType.FINDING_OPENED, finding, reference, now=now, endpoints=endpoints
+        )
+    return finding
+
+
+def resolve_finding(
+    session: Session,
+    *,
+    transfer_id: int,
+    kind: FindingKind,
+    now: dt.datetime,
+    reference: str | None = None,
+    endpoints: list[Subscriber] | None = None,
+) -> Finding | None:
+    """Close the open finding of `kind` on the transfer and write `finding.resolved`; the
+    finding, or None when none was open (no event then)."""
+    finding = ledger_findings.resolve_finding(session, transfer_id=transfer_id, kind=kind, now=now)
+    if finding is not None:
+        emit_finding(
+            session,
+            RelayEventType.FINDING_RESOLVED,
+            finding,
+            reference,
+            now=now,
+            endpoints=endpoints,
+        )
+    return finding
+
+
+def acknowledge_finding(
+    session: Session, *, finding_id: int, note: str, now: dt.datetime
+) -> Finding | None:
+    """Acknowledge a finding with a note (`ledger.findings.check_note`) and write
+    `finding.acknowledged`; None when there is no such finding."""
+    finding = ledger_findings.acknowledge_finding(
+        session, finding_id=finding_id, note=note, now=now
+    )
+    if finding is not None:
+        emit_finding(session, RelayEventType.FINDING_ACKNOWLEDGED, finding, None, now=now)
+    return finding
+
+
+def emit_finding(
+    session: Session,
+    type: RelayEventType,
+    finding: Finding,
+    reference: str | None,
+    *,
+    now: dt.datetime,
+    endpoints: list[Subscriber] | None = None,
+) -> str:
+    """Write a `finding.*` event about the finding as it now stands; its `evt_` id."""
+    if reference is None:
+        reference = str(
+            session.execute(
+                select(_TRANSFERS.c.reference).where(_TRANSFERS.c.id == finding.transfer_id)
+            ).scalar_one()
+        )
+    return emit(
+        session,
+        type=type,
+        subject=Subject.TRANSFER,
+        subject_id=finding.transfer_id,
+        reference=reference,
+        data=payloads.finding(finding, reference=reference),
+        now=now,
+        endpoints=endpoints,
+    )

@@ -1,0 +1,58 @@
+"""The events of a transfer's own changes: `transfer.confirmed` and `transfer.reported`."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlmodel import Session
+
+from ledger.models import Transfer
+from relay import payloads
+from relay.outbox import Subscriber, emit
+from relay.types import RelayEventType, Subject
+
+
+def confirmed(
+    session: Session,
+    transfer: Transfer,
+    *,
+    now: dt.datetime,
+    endpoints: list[Subscriber] | None = None,
+) -> str:
+    """Write `transfer.confirmed` about a transfer whose final status the provider's API has
+    just confirmed for the first time, as the transfer now stands; its `evt_` id."""
+    assert transfer.id is not None
+    return emit(
+        session,
+        type=RelayEventType.TRANSFER_CONFIRMED,
+        subject=Subject.TRANSFER,
+        subject_id=transfer.id,
+        reference=transfer.reference,
+        data=payloads.transfer_confirmed(transfer),
+        now=now,
+        endpoints=endpoints,
+    )
+
+
+def reported(
+    session: Session,
+    *,
+    transfer_id: int,
+    reference: str,
+    data: dict[str, Any],
+    now: dt.datetime,
+    endpoints: list[Subscriber] | None = None,
+) -> str:
+    """Write `transfer.reported` (`data` from `payloads.transfer_reported`): a webhook's
+    outcome the provider's API has not confirmed; its `evt_` id."""
+    return emit(
+        session,
+        type=RelayEventType.TRANSFER_REPORTED,
+        subject=Subject.TRANSFER,
+        subject_id=transfer_id,
+        reference=reference,
+        data=data,
+        now=now,
+        endpoints=endpoints,
+    )
