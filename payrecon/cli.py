@@ -42,6 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "payrecon.commands.replay:replay",
         "Re-apply archived webhook deliveries in arrival order; the result equals live ingest.",
     ),
+    "relay": (
+        "payrecon.commands.relay:relay",
+        "Deliver payrecon's signed events to the merchant's endpoints.",
+    ),
     "db": ("payrecon.commands.db:db", "Database maintenance."),
     "sandbox": (
         "sandbox.cli:command",
