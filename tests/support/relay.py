@@ -160,8 +160,14 @@ class Consumer:
 
             return StreamingResponse(chunks(), status_code=500)
 
+        async def slow(request: Request) -> Response:
+            await self.hook(request)
+            await asyncio.sleep(1.5)
+            return Response("slow ok")
+
         return Starlette(
             routes=[
+                Route("/slow", slow, methods=["POST"]),
                 Route("/hook", self.hook, methods=["POST"]),
                 Route("/other", self.hook, methods=["POST"]),
                 Route("/hang", hang, methods=["POST"]),
@@ -217,7 +223,9 @@ def run_until(
 def count(engine: Engine, model: Any, *where: Any) -> int:
     """Rows of `model` matching `where`."""
     with read_session(engine) as session:
-        return int(session.execute(select(func.count()).select_from(model).where(*where)).scalar_one())
+        return int(
+            session.execute(select(func.count()).select_from(model).where(*where)).scalar_one()
+        )
 
 
 def deliveries(engine: Engine) -> list[RelayDelivery]:
