@@ -84,7 +84,7 @@ def emit_events(engine: Engine, transfer_ids: list[int], *, rounds: int = 1) -> 
                         subject=Subject.TRANSFER,
                         subject_id=transfer_id,
                         reference=f"ref-{transfer_id}",
-                        data={"round": number},
+                        data={"reference": f"ref-{transfer_id}", "round": number},
                         now=utcnow(),
                     )
                 )
