@@ -112,6 +112,7 @@ class Consumer:
     secrets: list[str] = field(default_factory=list)
     received: list[Received] = field(default_factory=list)
     respond: Callable[[str, int], Response] | None = None
+    delay: float = 0.0  # seconds each answer to /hook waits
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def verify(self, body: bytes, headers: dict[str, str]) -> bool:
@@ -140,6 +141,8 @@ class Consumer:
                 )
             )
             count = len(self.received)
+        if self.delay:
+            await asyncio.sleep(self.delay)
         if self.respond is not None:
             return self.respond(request.url.path, count)
         return Response("ok")
@@ -177,8 +180,14 @@ class Consumer:
         )
 
     def ids(self, path: str = "/hook") -> list[str]:
+        """The event ids received at `path`, in arrival order."""
         with self.lock:
             return [item.event_id for item in self.received if item.path == path]
+
+    def unique(self) -> int:
+        """How many distinct events were received."""
+        with self.lock:
+            return len({item.event_id for item in self.received})
 
 
 @contextlib.contextmanager
