@@ -96,3 +96,20 @@ def test_sigterm_lets_relay_run_finish_the_attempt_in_flight_and_exit_0(
     [attempt] = support.attempts(engine)
     assert attempt.status_code == 200 and attempt.response_head == "slow ok"
     assert support.count(engine, RelayDelivery, RelayDelivery.claimed_by.is_not(None)) == 0  # type: ignore[union-attr]
+
+
+def test_the_workers_log_lines_hold_no_secret(
+    database_url: str, engine: Engine, consumer: tuple[Consumer, str]
+) -> None:
+    """Attempts are logged (a failure at info) without the endpoints' secrets or the keys."""
+    found, url = consumer
+    _, good = support.add_endpoint(engine, f"{url}/hook")
+    _, bad = support.add_endpoint(engine, f"{url}/missing?token=hush-hush-123")
+    support.emit_events(engine, support.add_transfers(engine, 1))
+
+    done = _payrecon(["relay", "once"], _env(database_url))
+
+    assert done.returncode == 0, done.stderr
+    assert "relay_attempt" in done.stderr and "404" in done.stderr
+    for secret in (good, bad, support.RELAY_KEYS, "hush-hush-123"):
+        assert secret not in done.stdout + done.stderr
