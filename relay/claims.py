@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, and_, exists, func, or_, select, update
+from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlmodel import Session
 
 from ledger.models import RelayEndpoint
@@ -40,14 +40,22 @@ class Job:
     sequence: int
 
 
-def _earlier_pending() -> ColumnElement[bool]:
+def _first_pending() -> ColumnElement[bool]:
+    # The order rule as "this is the lowest pending sequence of its (endpoint, subject)": a
+    # correlated subquery read through ix_relay_delivery_order for each candidate, so the due
+    # scan stops at `limit` (a NOT EXISTS became an anti-join over every pending row when
+    # PostgreSQL's statistics were stale, as they are after a burst of events).
     earlier = DELIVERIES.alias("earlier")
-    return exists().where(
-        earlier.c.endpoint_id == DELIVERIES.c.endpoint_id,
-        earlier.c.subject_key == DELIVERIES.c.subject_key,
-        earlier.c.sequence < DELIVERIES.c.sequence,
-        earlier.c.status == _PENDING,
+    first = (
+        select(func.min(earlier.c.sequence))
+        .where(
+            earlier.c.endpoint_id == DELIVERIES.c.endpoint_id,
+            earlier.c.subject_key == DELIVERIES.c.subject_key,
+            earlier.c.status == _PENDING,
+        )
+        .scalar_subquery()
     )
+    return DELIVERIES.c.sequence == first
 
 
 def _sendable(now: dt.datetime) -> ColumnElement[bool]:
@@ -57,7 +65,7 @@ def _sendable(now: dt.datetime) -> ColumnElement[bool]:
         or_(DELIVERIES.c.claimed_until.is_(None), DELIVERIES.c.claimed_until < now),
         ENDPOINTS.c.enabled.is_(True),
         ENDPOINTS.c.removed_at.is_(None),
-        ~_earlier_pending(),
+        _first_pending(),
     )
 
 
@@ -79,7 +87,8 @@ def claim(
         select(DELIVERIES.c.id)
         .select_from(DELIVERIES.join(ENDPOINTS, ENDPOINTS.c.id == DELIVERIES.c.endpoint_id))
         .where(DELIVERIES.c.next_attempt_at <= (due_by or now), _sendable(now))
-        .order_by(DELIVERIES.c.next_attempt_at, DELIVERIES.c.id)
+        # next_attempt_at alone: the order of ix_relay_delivery_due, so no sort of every due row.
+        .order_by(DELIVERIES.c.next_attempt_at)
         .limit(limit)
         .with_for_update(skip_locked=True, of=DELIVERIES)
     )
