@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import insert, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlmodel import Session
 
 from ledger.models import RelayAttempt
@@ -107,7 +107,8 @@ def record(
     outcomes: list[tuple[Result, AttemptOutcome]] = []
     notices: list[Notice] = []
     attempt_rows: list[dict[str, Any]] = []
-    # Rows are updated in id order, so two workers recording at once never deadlock.
+    moves: list[dict[str, Any]] = []
+    held = _still_held(session, [result.job.delivery_id for result in results], owner=owner)
     for result in sorted(results, key=lambda r: r.job.delivery_id):
         job, answer = result.job, result.answer
         outcome, delay = verdict(job.attempts + 1, answer, schedule)
@@ -123,50 +124,76 @@ def record(
                 "outcome": outcome.value,
             }
         )
-        if _move_on(session, result, outcome, delay, owner=owner, now=now) and (
-            outcome is AttemptOutcome.FAILED
-        ):
-            notices.append(_failed_notice(result))
+        if job.delivery_id in held:
+            moves.append(_move(result, outcome, delay, now=now))
+            if outcome is AttemptOutcome.FAILED:
+                notices.append(_failed_notice(result))
     if attempt_rows:
         session.execute(insert(ATTEMPTS), attempt_rows)
+    if moves:
+        # One statement for the batch (executemany): a round trip, not one per delivery.
+        session.execute(
+            update(DELIVERIES)
+            .where(DELIVERIES.c.id == bindparam("m_id"))
+            .values({name: bindparam(f"m_{name}") for name in _MOVED}),
+            moves,
+        )
     notices += _bookkeep(session, results, disable_after=disable_after, now=now)
     return outcomes, notices
 
 
-def _move_on(
-    session: Session,
-    result: Result,
-    outcome: AttemptOutcome,
-    delay: float | None,
-    *,
-    owner: str,
-    now: dt.datetime,
-) -> bool:
+# The columns an attempt changes on its delivery.
+_MOVED = (
+    "status",
+    "attempts",
+    "next_attempt_at",
+    "claimed_by",
+    "claimed_until",
+    "last_status_code",
+    "last_error",
+    "delivered_at",
+    "updated_at",
+)
+
+
+def _still_held(session: Session, ids: list[int], *, owner: str) -> set[int]:
+    # A delivery moves on only while this worker's claim holds; locked (in id order) so a
+    # peer that claimed it after an expiry cannot change it under us.
+    rows = session.execute(
+        select(DELIVERIES.c.id)
+        .where(
+            DELIVERIES.c.id.in_(ids),
+            DELIVERIES.c.status == DeliveryStatus.PENDING.value,
+            DELIVERIES.c.claimed_by == owner,
+        )
+        .order_by(DELIVERIES.c.id)
+        .with_for_update()
+    )
+    return {int(row) for row in rows.scalars()}
+
+
+def _move(
+    result: Result, outcome: AttemptOutcome, delay: float | None, *, now: dt.datetime
+) -> dict[str, Any]:
     job, answer = result.job, result.answer
+    status = {
+        AttemptOutcome.DELIVERED: DeliveryStatus.DELIVERED,
+        AttemptOutcome.FAILED: DeliveryStatus.FAILED,
+        AttemptOutcome.RETRY: DeliveryStatus.PENDING,
+    }[outcome]
     values: dict[str, Any] = {
+        "status": status.value,
         "attempts": job.attempts + 1,
+        # A finished delivery has no next attempt; the column keeps when it ended.
+        "next_attempt_at": now + dt.timedelta(seconds=delay or 0.0),
         "claimed_by": None,
         "claimed_until": None,
         "last_status_code": answer.status_code,
         "last_error": answer.error,
+        "delivered_at": now if outcome is AttemptOutcome.DELIVERED else None,
         "updated_at": now,
     }
-    if outcome is AttemptOutcome.DELIVERED:
-        values.update(status=DeliveryStatus.DELIVERED.value, delivered_at=now)
-    elif outcome is AttemptOutcome.FAILED:
-        values.update(status=DeliveryStatus.FAILED.value)
-    else:
-        values.update(next_attempt_at=now + dt.timedelta(seconds=delay or 0.0))
-    moved = session.execute(
-        update(DELIVERIES)
-        .where(
-            DELIVERIES.c.id == job.delivery_id,
-            DELIVERIES.c.status == DeliveryStatus.PENDING.value,
-            DELIVERIES.c.claimed_by == owner,
-        )
-        .values(**values)
-    )
-    return bool(moved.rowcount)  # type: ignore[attr-defined]
+    return {"m_id": job.delivery_id, **{f"m_{name}": values[name] for name in _MOVED}}
 
 
 def _failed_notice(result: Result) -> Notice:

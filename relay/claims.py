@@ -55,7 +55,8 @@ def _first_pending() -> ColumnElement[bool]:
         )
         .scalar_subquery()
     )
-    return DELIVERIES.c.sequence == first
+    is_first: ColumnElement[bool] = DELIVERIES.c.sequence == first
+    return is_first
 
 
 def _sendable(now: dt.datetime) -> ColumnElement[bool]:

@@ -71,9 +71,14 @@ async def send(client: httpx.AsyncClient, job: Job, box: SecretBox, *, timeout: 
     attempted_at = dt.datetime.now(dt.UTC)
     started = time.monotonic()
 
-    def answer(**fields: object) -> Answer:
+    def answer(
+        status_code: int | None = None,
+        error: str | None = None,
+        head: str | None = None,
+        retry_after: float | None = None,
+    ) -> Answer:
         duration = int((time.monotonic() - started) * 1000)
-        return Answer(attempted_at=attempted_at, duration_ms=duration, **fields)  # type: ignore[arg-type]
+        return Answer(attempted_at, duration, status_code, error, head, retry_after)
 
     try:
         secrets = signing_secrets(job.endpoint, box, now=attempted_at)

@@ -14,7 +14,9 @@ import contextlib
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+import httpx
 import structlog
 from sqlalchemy import Engine
 
@@ -147,15 +149,15 @@ class Worker:
                         return  # `once` found nothing more due, or a stop with nothing left
                     await self._idle(stop, wake)
                     continue
-                waits: set[asyncio.Future[object]] = set(inflight)  # type: ignore[arg-type]
-                extra = []
+                waits: set[asyncio.Future[Any]] = set(inflight)
+                extra: list[asyncio.Future[Any]] = []
                 if not stopping and stop is not None and wake is not None and claimed == 0:
                     # Work may come while slow attempts are in flight: wake for it too.
                     extra = [
                         asyncio.ensure_future(stop.wait()),
                         asyncio.ensure_future(wake.wait()),
                     ]
-                    waits.update(extra)  # type: ignore[arg-type]
+                    waits.update(extra)
                 await asyncio.wait(waits, timeout=self._poll(), return_when="FIRST_COMPLETED")
                 for future in extra:
                     future.cancel()
@@ -191,8 +193,8 @@ class Worker:
                 due_by=due_by,
             )
 
-    async def _attempt(self, client: object, job: Job) -> Result:
-        answer = await sender.send(client, job, self.box, timeout=self.config.timeout)  # type: ignore[arg-type]
+    async def _attempt(self, client: httpx.AsyncClient, job: Job) -> Result:
+        answer = await sender.send(client, job, self.box, timeout=self.config.timeout)
         return Result(job, answer)
 
     async def _record(self, results: list[Result]) -> None:

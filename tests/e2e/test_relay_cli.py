@@ -7,12 +7,18 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine
 
+from ledger.db import create_db_engine, write_session
+from ledger.lease import hold_lease
 from ledger.models import RelayDelivery
+from ledger.types import utcnow
+from relay.claims import RELAY_LEASE
 from tests.support import relay as support
+from tests.support.databases import SqliteFactory
 from tests.support.processes import PAYRECON, payrecon_env, stop
 from tests.support.relay import Consumer
 
@@ -102,7 +108,7 @@ def test_the_workers_log_lines_hold_no_secret(
     database_url: str, engine: Engine, consumer: tuple[Consumer, str]
 ) -> None:
     """Attempts are logged (a failure at info) without the endpoints' secrets or the keys."""
-    found, url = consumer
+    _, url = consumer
     _, good = support.add_endpoint(engine, f"{url}/hook")
     _, bad = support.add_endpoint(engine, f"{url}/missing?token=hush-hush-123")
     support.emit_events(engine, support.add_transfers(engine, 1))
@@ -113,3 +119,26 @@ def test_the_workers_log_lines_hold_no_secret(
     assert "relay_attempt" in done.stderr and "404" in done.stderr
     for secret in (good, bad, support.RELAY_KEYS, "hush-hush-123"):
         assert secret not in done.stdout + done.stderr
+
+
+def test_relay_once_on_sqlite_waits_its_turn_while_another_runner_holds_the_lease(
+    tmp_path: Path, sqlite_factory: SqliteFactory
+) -> None:
+    """SQLite: with the relay lease held by a live runner, `relay once` exits 1 naming it and
+    sends nothing; once the lease expires it delivers."""
+    database_url = sqlite_factory.new()
+    engine = create_db_engine(database_url)
+    with support.serving(Consumer()) as url:
+        support.add_endpoint(engine, f"{url}/hook")
+        support.emit_events(engine, support.add_transfers(engine, 1))
+        with write_session(engine) as session:
+            hold_lease(session, RELAY_LEASE, owner="other:1:abc", now=utcnow(), ttl=2)
+
+        held = _payrecon(["relay", "once", "--json"], _env(database_url))
+        assert held.returncode == 1 and "other:1:abc" in held.stderr
+        assert held.stderr.count("\n") == 1
+        time.sleep(2.1)
+        done = _payrecon(["relay", "once", "--json"], _env(database_url))
+    engine.dispose()
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["delivered"] == 1
