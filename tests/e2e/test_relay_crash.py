@@ -7,6 +7,7 @@ import subprocess
 import time
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,7 @@ from tests.support.relay import Consumer
 pytestmark = pytest.mark.slow
 
 
-def _start(database_url: str) -> subprocess.Popen[bytes]:
+def _start(database_url: str, log: Path) -> subprocess.Popen[bytes]:
     env = payrecon_env(
         database_url=database_url,
         relay_keys=support.RELAY_KEYS,
@@ -26,37 +27,38 @@ def _start(database_url: str) -> subprocess.Popen[bytes]:
         relay_concurrency="4",
         relay_retry_schedule="0.2s,0.5s,1s,1s,1s,1s,1s,1s,1s,1s",
     )
-    return subprocess.Popen(
-        [*PAYRECON, "relay", "run"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    with log.open("ab") as output:
+        return subprocess.Popen([*PAYRECON, "relay", "run"], env=env, stdout=output, stderr=output)
 
 
-def _wait(condition: Callable[[], bool], limit: float) -> None:
+def _wait(condition: Callable[[], bool], limit: float, log: Path) -> None:
     deadline = time.monotonic() + limit
     while not condition():
-        assert time.monotonic() < deadline, "timed out"
+        # The workers' own lines say why when they stall (a refused connection, a crash).
+        assert time.monotonic() < deadline, log.read_text()[-3000:]
         time.sleep(0.01)
 
 
 def test_two_kill_9s_during_500_events_lose_nothing_and_send_nothing_unsigned(
-    database_url: str,
+    database_url: str, tmp_path: Path
 ) -> None:
     """SIGKILL twice mid-run, a fresh worker each time: every event arrives, all signed."""
     engine = create_db_engine(database_url)
+    log = tmp_path / "workers.log"
     consumer = Consumer(delay=0.03)
     with support.serving(consumer) as url:
         _, secret = support.add_endpoint(engine, f"{url}/hook")
         consumer.secrets.append(secret)
         events = support.emit_events(engine, support.add_transfers(engine, 100), rounds=5)
         assert len(events) == 500
-        process = _start(database_url)
+        process = _start(database_url, log)
         try:
             for threshold in (100, 250):
-                _wait(lambda t=threshold: consumer.unique() >= t, 120)  # type: ignore[misc]
+                _wait(lambda t=threshold: consumer.unique() >= t, 120, log)  # type: ignore[misc]
                 process.send_signal(signal.SIGKILL)
                 process.wait(timeout=10)
-                process = _start(database_url)
-            _wait(lambda: set(events) <= set(consumer.ids()), 180)
+                process = _start(database_url, log)
+            _wait(lambda: set(events) <= set(consumer.ids()), 180, log)
         finally:
             stop(process)
     engine.dispose()
@@ -66,18 +68,19 @@ def test_two_kill_9s_during_500_events_lose_nothing_and_send_nothing_unsigned(
 
 @pytest.mark.usefixtures("postgres_factory")
 def test_two_workers_on_postgresql_deliver_1000_events_with_at_most_1_percent_twice(
-    postgres_url: str,
+    postgres_url: str, tmp_path: Path
 ) -> None:
     """Two `relay run` on one PostgreSQL ledger: every event delivered, duplicates ≤ 1 %."""
     engine = create_db_engine(postgres_url)
+    log = tmp_path / "workers.log"
     consumer = Consumer(delay=0.005)
     with support.serving(consumer) as url:
         _, secret = support.add_endpoint(engine, f"{url}/hook")
         consumer.secrets.append(secret)
-        workers = [_start(postgres_url), _start(postgres_url)]
+        workers = [_start(postgres_url, log), _start(postgres_url, log)]
         try:
             events = support.emit_events(engine, support.add_transfers(engine, 200), rounds=5)
-            _wait(lambda: set(events) <= set(consumer.ids()), 240)
+            _wait(lambda: set(events) <= set(consumer.ids()), 240, log)
         finally:
             for worker in workers:
                 stop(worker)
