@@ -64,21 +64,22 @@ def _rate(found: dict[str, float | None]) -> float:
 
 async def _ceiling_loop(url: str, total: int, concurrency: int) -> None:
     secret = new_secret()
-    semaphore = asyncio.Semaphore(concurrency)
+    numbers = iter(range(total))
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(
         timeout=httpx.Timeout(15.0), follow_redirects=False, limits=limits
     ) as client:
 
-        async def one(number: int) -> None:
-            async with semaphore:
+        async def sender() -> None:
+            # `concurrency` loops share one iterator: the bare form of the worker's bound.
+            for number in numbers:
                 event_id = f"evt_{number:026d}"
                 body = f'{{"id":"{event_id}","type":"transfer.confirmed","sequence":1,"data":{{}}}}'
                 headers = signing.headers([secret], event_id, int(time.time()), body)
                 response = await client.post(url, content=body, headers=headers)
                 response.raise_for_status()
 
-        await asyncio.gather(*(one(n) for n in range(total)))
+        await asyncio.gather(*(sender() for _ in range(concurrency)))
 
 
 def bench_ceiling(base: str) -> float:
@@ -163,18 +164,18 @@ def main() -> None:
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for_port(port, timeout=30)
-        ceiling = bench_ceiling(base)
-        print(f"ceiling (bare httpx, {CONCURRENCY} concurrent, {BACKLOG} signed POSTs): "
-              f"{ceiling:,.0f}/s")  # fmt: skip
         with tempfile.TemporaryDirectory() as workdir:
             for kind in ("sqlite", "postgresql"):
+                # The ceiling beside each run: the shared VM's speed drifts within minutes.
+                ceiling = bench_ceiling(base)
                 rate, latencies = bench_relay(kind, base, Path(workdir))
                 p50, p99 = statistics.median(latencies), _p99(latencies)
                 verdict = "ok" if rate >= TARGET * ceiling and p99 < P99_LIMIT_MS[kind] else "MISS"
                 print(
-                    f"relay run, {kind}: {rate:,.0f}/s = {rate / ceiling:.2f}× ceiling "
-                    f"(target ≥ {TARGET}); idle commit→receipt p50 {p50:.0f} ms, "
-                    f"p99 {p99:.0f} ms (limit {P99_LIMIT_MS[kind]:.0f}) — {verdict}"
+                    f"{kind}: ceiling (bare httpx, {CONCURRENCY} concurrent, {BACKLOG} signed "
+                    f"POSTs) {ceiling:,.0f}/s; relay run {rate:,.0f}/s = {rate / ceiling:.2f}× "
+                    f"(target ≥ {TARGET}); idle commit→receipt p50 {p50:.0f} ms, p99 {p99:.0f} ms "
+                    f"(limit {P99_LIMIT_MS[kind]:.0f}) — {verdict}"
                 )
     finally:
         consumer.terminate()

@@ -92,6 +92,10 @@ class Worker:
     def __post_init__(self) -> None:
         self._sqlite = self.engine.dialect.name == "sqlite"
         self._lease_until: dt.datetime | None = None
+        # Answers waiting to be recorded, and the task recording them (one at a time), so the
+        # loop claims and sends while the ledger writes.
+        self._answered: list[Result] = []
+        self._recorder: asyncio.Task[None] | None = None
 
     async def run(self, stop: asyncio.Event) -> Summary:
         """Deliver until `stop` is set; then finish the attempts in flight and return."""
@@ -145,6 +149,9 @@ class Worker:
                     for job in jobs:
                         inflight.add(asyncio.create_task(self._attempt(client, job)))
                 if not inflight:
+                    if self._recording():
+                        await self._flush()
+                        continue  # what it recorded may let a subject's next event go
                     if stop is None or stopping:
                         return  # `once` found nothing more due, or a stop with nothing left
                     await self._idle(stop, wake)
@@ -164,7 +171,24 @@ class Worker:
                 done = {task for task in inflight if task.done()}
                 inflight -= done
                 if done:
-                    await self._record([task.result() for task in done])
+                    self._hand_over([task.result() for task in done])
+
+    def _recording(self) -> bool:
+        return bool(self._answered) or (self._recorder is not None and not self._recorder.done())
+
+    def _hand_over(self, results: list[Result]) -> None:
+        self._answered.extend(results)
+        if self._recorder is None or self._recorder.done():
+            self._recorder = asyncio.create_task(self._record_all())
+
+    async def _record_all(self) -> None:
+        while self._answered:
+            batch, self._answered = self._answered, []
+            await self._record(batch)
+
+    async def _flush(self) -> None:
+        while self._recorder is not None and not self._recorder.done():
+            await self._recorder
 
     async def _claim(self, limit: int, due_by: dt.datetime | None) -> list[Job]:
         if self._sqlite and lease_due(self._lease_until, self.config.claim_ttl):
