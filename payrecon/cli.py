@@ -22,6 +22,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "payrecon.commands.reconcile:reconcile",
         "Confirm transfers against the provider's API and raise findings.",
     ),
+    "relay": (
+        "payrecon.commands.relay:relay",
+        "Deliver payrecon's signed events to the merchant's endpoints.",
+    ),
     "report": (
         "payrecon.commands.report:report",
         "Finance report: totals by status, fees, wallet debit, findings, stale pending, days.",
@@ -41,10 +45,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": (
         "payrecon.commands.replay:replay",
         "Re-apply archived webhook deliveries in arrival order; the result equals live ingest.",
-    ),
-    "relay": (
-        "payrecon.commands.relay:relay",
-        "Deliver payrecon's signed events to the merchant's endpoints.",
     ),
     "db": ("payrecon.commands.db:db", "Database maintenance."),
     "sandbox": (
