@@ -63,6 +63,7 @@ bench: $(DEV_STAMP) system-deps
 	$(BIN)/python bench/bench_reconcile.py
 	$(BIN)/python bench/bench_reports.py --results bench/results/reports-latest.md
 	$(BIN)/python bench/bench_startup.py --results bench/results/startup.md
+	$(BIN)/python bench/bench_relay.py
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .

@@ -5,6 +5,7 @@ LedgerError
 ├── SchemaError                the database is not at the revision this code needs
 ├── ConflictError              a write contradicts what the ledger already holds
 ├── NoteError                  an acknowledgement note the ledger will not keep
+├── LeaseHeldError             another runner holds a named lease (ledger.lease)
 └── NumberInputError           money (or another count) typed by a person is not a whole
                                number in range; also a ValueError
 """
@@ -45,6 +46,16 @@ class ConflictError(LedgerError):
 
 class NoteError(LedgerError):
     """An acknowledgement note that is empty, too long, or holds characters no column takes."""
+
+
+class LeaseHeldError(LedgerError):
+    """Another runner holds the named lease until it expires."""
+
+    def __init__(self, name: str, owner: str, until: str) -> None:
+        super().__init__(f"another runner ({owner}) holds the {name} lease until {until}")
+        self.name = name
+        self.owner = owner
+        self.until = until
 
 
 class NumberInputError(LedgerError, ValueError):

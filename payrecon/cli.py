@@ -22,6 +22,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "payrecon.commands.reconcile:reconcile",
         "Confirm transfers against the provider's API and raise findings.",
     ),
+    "relay": (
+        "payrecon.commands.relay:relay",
+        "Deliver payrecon's signed events to the merchant's endpoints.",
+    ),
     "report": (
         "payrecon.commands.report:report",
         "Finance report: totals by status, fees, wallet debit, findings, stale pending, days.",

@@ -11,49 +11,31 @@ serialises them), so the code path is one.
 from __future__ import annotations
 
 import datetime as dt
-import os
-import socket
-import uuid
 
 from sqlalchemy import or_, select, update
 from sqlmodel import Session, col
 
-from ledger.models import Lease, Transfer
-from ledger.upsert import insert_ignore
+import ledger.errors
+from ledger.lease import hold_lease, new_owner, release_lease
+from ledger.models import Transfer
 from reconcile.errors import LeaseHeldError
+
+__all__ = ["claim_due", "hold_runner_lease", "new_owner", "release_runner_lease"]
 
 RUNNER_LEASE = "reconciler"
 
 
-def new_owner() -> str:
-    """A name for this reconciler: host, pid and a random tag (fits lease_owner's 64)."""
-    return f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
 def hold_runner_lease(session: Session, *, owner: str, now: dt.datetime, ttl: float) -> dt.datetime:
     """Take or renew the runner lease; its new expiry. LeaseHeldError when someone else holds it."""
-    until = now + dt.timedelta(seconds=ttl)
-    insert_ignore(
-        session,
-        Lease.__table__,  # type: ignore[attr-defined]
-        {"name": RUNNER_LEASE, "owner": owner, "expires_at": until},
-        ["name"],
-    )
-    lease = session.execute(
-        select(Lease).where(col(Lease.name) == RUNNER_LEASE).with_for_update()
-    ).scalar_one()
-    if lease.owner != owner and lease.expires_at > now:
-        raise LeaseHeldError(lease.owner, lease.expires_at.isoformat())
-    lease.owner = owner
-    lease.expires_at = until
-    return until
+    try:
+        return hold_lease(session, RUNNER_LEASE, owner=owner, now=now, ttl=ttl)
+    except ledger.errors.LeaseHeldError as exc:
+        raise LeaseHeldError(exc.owner, exc.until) from None
 
 
 def release_runner_lease(session: Session, *, owner: str) -> None:
     """Give the runner lease up (only if we hold it)."""
-    lease = session.get(Lease, RUNNER_LEASE)
-    if lease is not None and lease.owner == owner:
-        session.delete(lease)
+    release_lease(session, RUNNER_LEASE, owner=owner)
 
 
 def claim_due(

@@ -1,0 +1,53 @@
+"""Named leases: one holder at a time of a row of the `lease` table, until it expires.
+
+SQLite has no row locks to share work by, so one runner of a kind (the reconciler, the relay
+worker) holds its named lease while it works and renews it; a crashed holder's lease expires
+and the next runner takes it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import socket
+import uuid
+
+from sqlalchemy import select
+from sqlmodel import Session, col
+
+from ledger.errors import LeaseHeldError
+from ledger.models import Lease
+from ledger.upsert import insert_ignore
+
+
+def new_owner() -> str:
+    """A name for this runner: host, pid and a random tag (fits the 64 of an owner column)."""
+    return f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def hold_lease(
+    session: Session, name: str, *, owner: str, now: dt.datetime, ttl: float
+) -> dt.datetime:
+    """Take or renew lease `name`; its new expiry. LeaseHeldError when someone else holds it."""
+    until = now + dt.timedelta(seconds=ttl)
+    insert_ignore(
+        session,
+        Lease.__table__,  # type: ignore[attr-defined]
+        {"name": name, "owner": owner, "expires_at": until},
+        ["name"],
+    )
+    lease = session.execute(
+        select(Lease).where(col(Lease.name) == name).with_for_update()
+    ).scalar_one()
+    if lease.owner != owner and lease.expires_at > now:
+        raise LeaseHeldError(name, lease.owner, lease.expires_at.isoformat())
+    lease.owner = owner
+    lease.expires_at = until
+    return until
+
+
+def release_lease(session: Session, name: str, *, owner: str) -> None:
+    """Give lease `name` up (only if we hold it)."""
+    lease = session.get(Lease, name)
+    if lease is not None and lease.owner == owner:
+        session.delete(lease)

@@ -1,0 +1,271 @@
+"""Record what attempts came to: the last step of claim → send → record.
+
+Every attempt becomes a `relay_attempt` row, whatever happened. The delivery moves on
+(delivered, retried after the schedule's delay, or failed for good) only while this worker
+still holds its claim: a worker that outlived its claim (a stalled database) records its
+attempt but leaves the delivery to whoever claimed it next. The endpoint's bookkeeping
+(last success, failing since) drives the auto-disable. What must be alerted comes back as
+notices, sent by the caller after the commit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlalchemy import bindparam, insert, select, update
+from sqlmodel import Session
+
+from ledger.models import RelayAttempt
+from relay.claims import Job
+from relay.outbox import DELIVERIES, ENDPOINTS
+from relay.schedule import next_delay
+from relay.types import AttemptOutcome, DeliveryStatus
+
+ATTEMPTS = RelayAttempt.__table__  # type: ignore[attr-defined]
+# Statuses whose Retry-After is honoured (PRODUCT.md: Relay).
+RETRY_AFTER_STATUSES = frozenset({429, 503})
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What one attempt got: a status code, or the error text of a failure to get one."""
+
+    attempted_at: dt.datetime
+    duration_ms: int
+    status_code: int | None = None
+    error: str | None = None
+    head: str | None = None  # the first KiB of the answer's body
+    retry_after: float | None = None  # seconds, from a 429/503's Retry-After
+
+    @property
+    def ok(self) -> bool:
+        """A 2xx: the event is delivered."""
+        return self.error is None and self.status_code is not None and 200 <= self.status_code < 300
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """A job and its answer."""
+
+    job: Job
+    answer: Answer
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """An alert to send once: its unique key, title and plain-text body."""
+
+    key: str
+    title: str
+    body: str
+
+
+def verdict(
+    attempts: int, answer: Answer, schedule: tuple[float, ...]
+) -> tuple[AttemptOutcome, float | None]:
+    """What attempt number `attempts` (from 1) leads to, and the delay before the next one.
+
+    Pure: a 2xx is delivered; otherwise the schedule's delay (at least a 429/503's
+    Retry-After), or failed for good once the schedule is spent.
+    """
+    if answer.ok:
+        return AttemptOutcome.DELIVERED, None
+    retry_after = answer.retry_after if answer.status_code in RETRY_AFTER_STATUSES else None
+    delay = next_delay(attempts, schedule, retry_after=retry_after)
+    if delay is None:
+        return AttemptOutcome.FAILED, None
+    return AttemptOutcome.RETRY, delay
+
+
+def describe(answer: Answer) -> str:
+    """One short phrase of what an attempt got: `HTTP 503` or the error."""
+    if answer.error is not None:
+        return answer.error
+    return f"HTTP {answer.status_code}"
+
+
+def _host(url: str) -> str:
+    # Alerts name the host only: a URL's query may carry a consumer's token.
+    return urlsplit(url).hostname or "?"
+
+
+def record(
+    session: Session,
+    results: Sequence[Result],
+    *,
+    owner: str,
+    schedule: tuple[float, ...],
+    disable_after: float,
+    now: dt.datetime,
+) -> tuple[list[tuple[Result, AttemptOutcome]], list[Notice]]:
+    """Write the attempts and move their deliveries and endpoints on; each result's outcome,
+    and the alerts to send after the commit."""
+    outcomes: list[tuple[Result, AttemptOutcome]] = []
+    notices: list[Notice] = []
+    attempt_rows: list[dict[str, Any]] = []
+    moves: list[dict[str, Any]] = []
+    held = _still_held(session, [result.job.delivery_id for result in results], owner=owner)
+    for result in sorted(results, key=lambda r: r.job.delivery_id):
+        job, answer = result.job, result.answer
+        outcome, delay = verdict(job.attempts + 1, answer, schedule)
+        outcomes.append((result, outcome))
+        attempt_rows.append(
+            {
+                "delivery_id": job.delivery_id,
+                "attempted_at": answer.attempted_at,
+                "duration_ms": answer.duration_ms,
+                "status_code": answer.status_code,
+                "error": answer.error,
+                "response_head": answer.head,
+                "outcome": outcome.value,
+            }
+        )
+        if job.delivery_id in held:
+            moves.append(_move(result, outcome, delay, now=now))
+            if outcome is AttemptOutcome.FAILED:
+                notices.append(_failed_notice(result))
+    if attempt_rows:
+        session.execute(insert(ATTEMPTS), attempt_rows)
+    if moves:
+        # One statement for the batch (executemany): a round trip, not one per delivery.
+        session.execute(
+            update(DELIVERIES)
+            .where(DELIVERIES.c.id == bindparam("m_id"))
+            .values({name: bindparam(f"m_{name}") for name in _MOVED}),
+            moves,
+        )
+    notices += _bookkeep(session, results, disable_after=disable_after, now=now)
+    return outcomes, notices
+
+
+# The columns an attempt changes on its delivery.
+_MOVED = (
+    "status",
+    "attempts",
+    "next_attempt_at",
+    "claimed_by",
+    "claimed_until",
+    "last_status_code",
+    "last_error",
+    "delivered_at",
+    "updated_at",
+)
+
+
+def _still_held(session: Session, ids: list[int], *, owner: str) -> set[int]:
+    # A delivery moves on only while this worker's claim holds; locked (in id order) so a
+    # peer that claimed it after an expiry cannot change it under us.
+    rows = session.execute(
+        select(DELIVERIES.c.id)
+        .where(
+            DELIVERIES.c.id.in_(ids),
+            DELIVERIES.c.status == DeliveryStatus.PENDING.value,
+            DELIVERIES.c.claimed_by == owner,
+        )
+        .order_by(DELIVERIES.c.id)
+        .with_for_update()
+    )
+    return {int(row) for row in rows.scalars()}
+
+
+def _move(
+    result: Result, outcome: AttemptOutcome, delay: float | None, *, now: dt.datetime
+) -> dict[str, Any]:
+    job, answer = result.job, result.answer
+    status = {
+        AttemptOutcome.DELIVERED: DeliveryStatus.DELIVERED,
+        AttemptOutcome.FAILED: DeliveryStatus.FAILED,
+        AttemptOutcome.RETRY: DeliveryStatus.PENDING,
+    }[outcome]
+    values: dict[str, Any] = {
+        "status": status.value,
+        "attempts": job.attempts + 1,
+        # A finished delivery has no next attempt; the column keeps when it ended.
+        "next_attempt_at": now + dt.timedelta(seconds=delay or 0.0),
+        "claimed_by": None,
+        "claimed_until": None,
+        "last_status_code": answer.status_code,
+        "last_error": answer.error,
+        "delivered_at": now if outcome is AttemptOutcome.DELIVERED else None,
+        "updated_at": now,
+    }
+    return {"m_id": job.delivery_id, **{f"m_{name}": values[name] for name in _MOVED}}
+
+
+def _failed_notice(result: Result) -> Notice:
+    job = result.job
+    attempts = job.attempts + 1
+    return Notice(
+        key=f"relay-delivery-failed:{job.delivery_id}",
+        title=f"payrecon relay: event {job.event_id} was not delivered",
+        body=(
+            f"Endpoint {job.endpoint.id} ({_host(job.endpoint.url)}) did not accept event "
+            f"{job.event_id} ({job.subject_key}, sequence {job.sequence}) in {attempts} "
+            f"attempts; the last got {describe(result.answer)}. The delivery is failed; "
+            "after fixing the endpoint, queue it again with: payrecon relay replay "
+            f"--endpoint {job.endpoint.id} --failed-only"
+        ),
+    )
+
+
+def _bookkeep(
+    session: Session, results: Sequence[Result], *, disable_after: float, now: dt.datetime
+) -> list[Notice]:
+    # Per endpoint: the last success, and the first failure after it (or the first of all).
+    last_ok: dict[int, dt.datetime] = {}
+    first_failure: dict[int, dt.datetime] = {}
+    for result in sorted(results, key=lambda r: r.answer.attempted_at):
+        endpoint_id = int(result.job.endpoint.id or 0)
+        when = result.answer.attempted_at
+        if result.answer.ok:
+            last_ok[endpoint_id] = when
+            first_failure.pop(endpoint_id, None)
+        else:
+            first_failure.setdefault(endpoint_id, when)
+    notices = []
+    for endpoint_id in sorted(set(last_ok) | set(first_failure)):
+        failing = first_failure.get(endpoint_id)
+        where = ENDPOINTS.c.id == endpoint_id
+        if endpoint_id in last_ok:
+            session.execute(
+                update(ENDPOINTS)
+                .where(where)
+                .values(last_success_at=last_ok[endpoint_id], failing_since=failing)
+            )
+            continue
+        session.execute(
+            update(ENDPOINTS)
+            .where(where, ENDPOINTS.c.failing_since.is_(None))
+            .values(failing_since=failing)
+        )
+        cutoff = now - dt.timedelta(seconds=disable_after)
+        reason = f"every attempt failed for {disable_after:g} s (PAYRECON_RELAY_DISABLE_AFTER)"
+        disabled = session.execute(
+            update(ENDPOINTS)
+            .where(
+                where,
+                ENDPOINTS.c.enabled.is_(True),
+                ENDPOINTS.c.failing_since <= cutoff,
+            )
+            .values(enabled=False, disabled_reason=reason, updated_at=now)
+            .returning(ENDPOINTS.c.failing_since, ENDPOINTS.c.url)
+        ).first()
+        if disabled is not None:
+            notices.append(_disabled_notice(endpoint_id, disabled[0], disabled[1]))
+    return notices
+
+
+def _disabled_notice(endpoint_id: int, since: dt.datetime, url: str) -> Notice:
+    return Notice(
+        key=f"relay-endpoint-disabled:{endpoint_id}:{int(since.timestamp())}",
+        title=f"payrecon relay: endpoint {endpoint_id} disabled",
+        body=(
+            f"Every attempt to endpoint {endpoint_id} ({_host(url)}) has failed since "
+            f"{since.isoformat()}, so it was disabled; its events wait. Fix it, then: "
+            f"payrecon endpoints enable {endpoint_id}"
+        ),
+    )

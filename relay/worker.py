@@ -1,0 +1,330 @@
+"""The delivery worker: a loop of claim → send → record (relay.claims, .sender, .attempts).
+
+Claims are made when at most half the concurrency is in flight, attempts run concurrently on
+one client, and answers are recorded as they come, several per transaction. An idle worker
+sleeps until a NOTIFY (PostgreSQL, relay.wakeup), the next poll (SQLite), the next retry due,
+or a stop. A stop ends claiming; attempts in flight finish and are recorded before `run`
+returns. Alerts go through the `alert` callable the composition root gives (one per key).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import structlog
+from sqlalchemy import Engine
+
+from ledger.db import read_session, write_session
+from ledger.lease import hold_lease, new_owner, release_lease
+from relay import claims, sender, wakeup
+from relay.attempts import Notice, Result, describe, record
+from relay.claims import RELAY_LEASE, Job
+from relay.keys import SecretBox
+from relay.types import AttemptOutcome
+
+logger = structlog.get_logger(__name__)
+
+# alert(key, title, body): sends the alert unless one with that key went out already.
+AlertFn = Callable[[str, str, str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    """The worker's settings (PAYRECON_RELAY_*), in seconds."""
+
+    schedule: tuple[float, ...]
+    timeout: float = 15.0
+    concurrency: int = 16
+    disable_after: float = 432000.0
+    # How often an idle worker looks for work without a NOTIFY (SQLite has none; on
+    # PostgreSQL this only covers a lost listener or claims of a dead peer expiring).
+    sqlite_poll: float = 0.25
+    postgres_poll: float = 2.0
+    # A claim outlives the attempt's timeout by this much, for recording it.
+    claim_margin: float = 5.0
+
+    @property
+    def claim_ttl(self) -> float:
+        """Seconds a claim (and the SQLite lease) lasts."""
+        return self.timeout + self.claim_margin
+
+
+@dataclass
+class Summary:
+    """What a worker did: attempts, how many delivered and failed for good, pending after."""
+
+    attempted: int = 0
+    delivered: int = 0
+    failed: int = 0
+    pending: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        """The `relay once --json` object."""
+        return {
+            "attempted": self.attempted,
+            "delivered": self.delivered,
+            "failed": self.failed,
+            "pending": self.pending,
+        }
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+@dataclass
+class Worker:
+    """One delivery worker on one ledger."""
+
+    engine: Engine
+    box: SecretBox
+    config: WorkerConfig
+    alert: AlertFn
+    owner: str = field(default_factory=new_owner)
+    summary: Summary = field(default_factory=Summary)
+
+    def __post_init__(self) -> None:
+        self._sqlite = self.engine.dialect.name == "sqlite"
+        self._lease_until: dt.datetime | None = None
+        # Answers waiting to be recorded, and the task recording them (one at a time), so the
+        # loop claims and sends while the ledger writes.
+        self._answered: list[Result] = []
+        self._recorder: asyncio.Task[None] | None = None
+
+    async def run(self, stop: asyncio.Event) -> Summary:
+        """Deliver until `stop` is set; then finish the attempts in flight and return."""
+        wake = asyncio.Event()
+        listener = None
+        if not self._sqlite:
+            listener = asyncio.create_task(wakeup.listen(self.engine, wake, stop))
+        try:
+            await self._loop(stop=stop, wake=wake, due_by=None)
+        finally:
+            if listener is not None:
+                listener.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await listener
+            await asyncio.to_thread(self._release)
+        return self.summary
+
+    async def once(self) -> Summary:
+        """Deliver every attempt due now (and those its deliveries unblock), then return.
+
+        On SQLite the lease must be free: LeaseHeldError (ledger.errors) when a worker runs.
+        """
+        started = _now()
+        if self._sqlite:
+            await asyncio.to_thread(self._hold_lease)
+        try:
+            await self._loop(stop=None, wake=None, due_by=started)
+        finally:
+            await asyncio.to_thread(self._release)
+        self.summary.pending = await asyncio.to_thread(self._pending)
+        return self.summary
+
+    # The loop ------------------------------------------------------------------------------
+
+    async def _loop(
+        self, *, stop: asyncio.Event | None, wake: asyncio.Event | None, due_by: dt.datetime | None
+    ) -> None:
+        config = self.config
+        inflight: set[asyncio.Task[Result]] = set()
+        async with sender.make_client(
+            timeout=config.timeout, concurrency=config.concurrency
+        ) as client:
+            while True:
+                stopping = stop is not None and stop.is_set()
+                claimed = 0
+                if not stopping and len(inflight) <= config.concurrency // 2:
+                    if wake is not None:
+                        wake.clear()  # a NOTIFY from here on wakes the next wait
+                    jobs = await self._claim(config.concurrency - len(inflight), due_by)
+                    claimed = len(jobs)
+                    for job in jobs:
+                        inflight.add(asyncio.create_task(self._attempt(client, job)))
+                if not inflight:
+                    if self._recording():
+                        await self._flush()
+                        continue  # what it recorded may let a subject's next event go
+                    if stop is None or stopping:
+                        return  # `once` found nothing more due, or a stop with nothing left
+                    await self._idle(stop, wake)
+                    continue
+                waits: set[asyncio.Future[Any]] = set(inflight)
+                extra: list[asyncio.Future[Any]] = []
+                if not stopping and stop is not None and wake is not None and claimed == 0:
+                    # Work may come while slow attempts are in flight: wake for it too.
+                    extra = [
+                        asyncio.ensure_future(stop.wait()),
+                        asyncio.ensure_future(wake.wait()),
+                    ]
+                    waits.update(extra)
+                await asyncio.wait(waits, timeout=self._poll(), return_when="FIRST_COMPLETED")
+                for future in extra:
+                    future.cancel()
+                done = {task for task in inflight if task.done()}
+                inflight -= done
+                if done:
+                    self._hand_over([task.result() for task in done])
+
+    def _recording(self) -> bool:
+        return bool(self._answered) or (self._recorder is not None and not self._recorder.done())
+
+    def _hand_over(self, results: list[Result]) -> None:
+        self._answered.extend(results)
+        if self._recorder is None or self._recorder.done():
+            self._recorder = asyncio.create_task(self._record_all())
+
+    async def _record_all(self) -> None:
+        while self._answered:
+            batch, self._answered = self._answered, []
+            await self._record(batch)
+
+    async def _flush(self) -> None:
+        while self._recorder is not None and not self._recorder.done():
+            await self._recorder
+
+    async def _claim(self, limit: int, due_by: dt.datetime | None) -> list[Job]:
+        if self._sqlite and lease_due(self._lease_until, self.config.claim_ttl):
+            try:
+                await asyncio.to_thread(self._hold_lease)
+            except Exception as exc:  # another runner holds it, or the ledger is down
+                logger.debug("relay_lease_not_held", error=str(exc))
+                self._lease_until = None
+                return []
+        try:
+            return await asyncio.to_thread(self._claim_now, limit, due_by)
+        except Exception:
+            # A ledger that is down for a moment must not end the worker: try again later.
+            logger.exception("relay_claim_failed")
+            return []
+
+    def _claim_now(self, limit: int, due_by: dt.datetime | None) -> list[Job]:
+        now = _now()
+        with write_session(self.engine) as session:
+            return claims.claim(
+                session,
+                owner=self.owner,
+                now=now,
+                ttl=self.config.claim_ttl,
+                limit=limit,
+                due_by=due_by,
+            )
+
+    async def _attempt(self, client: httpx.AsyncClient, job: Job) -> Result:
+        answer = await sender.send(client, job, self.box, timeout=self.config.timeout)
+        return Result(job, answer)
+
+    async def _record(self, results: list[Result]) -> None:
+        for delay in (0.0, 0.5, 1.0, 2.0, 4.0):
+            await asyncio.sleep(delay)
+            try:
+                outcomes, notices = await asyncio.to_thread(self._record_now, results)
+                break
+            except Exception:
+                logger.exception("relay_record_failed", attempts=len(results))
+        else:
+            # The claims expire and the deliveries are sent again: at least once, never lost.
+            return
+        for result, outcome in outcomes:
+            self._count(result, outcome)
+        for notice in notices:
+            await asyncio.to_thread(self._send_alert, notice)
+
+    def _record_now(
+        self, results: list[Result]
+    ) -> tuple[list[tuple[Result, AttemptOutcome]], list[Notice]]:
+        with write_session(self.engine) as session:
+            return record(
+                session,
+                results,
+                owner=self.owner,
+                schedule=self.config.schedule,
+                disable_after=self.config.disable_after,
+                now=_now(),
+            )
+
+    def _count(self, result: Result, outcome: AttemptOutcome) -> None:
+        self.summary.attempted += 1
+        self.summary.delivered += outcome is AttemptOutcome.DELIVERED
+        self.summary.failed += outcome is AttemptOutcome.FAILED
+        job, answer = result.job, result.answer
+        log = logger.debug if outcome is AttemptOutcome.DELIVERED else logger.info
+        log(
+            "relay_attempt",
+            delivery_id=job.delivery_id,
+            endpoint_id=job.endpoint.id,
+            event_id=job.event_id,
+            attempt=job.attempts + 1,
+            status_code=answer.status_code,
+            error=answer.error,
+            duration_ms=answer.duration_ms,
+            outcome=outcome.value,
+        )
+        if outcome is AttemptOutcome.FAILED:
+            logger.warning(
+                "relay_delivery_failed",
+                delivery_id=job.delivery_id,
+                endpoint_id=job.endpoint.id,
+                event_id=job.event_id,
+                last=describe(answer),
+            )
+
+    def _send_alert(self, notice: Notice) -> None:
+        try:
+            self.alert(notice.key, notice.title, notice.body)
+        except Exception:  # a broken alert channel must not stop deliveries
+            logger.exception("relay_alert_failed", key=notice.key)
+
+    # Waiting ------------------------------------------------------------------------------
+
+    def _poll(self) -> float:
+        return self.config.sqlite_poll if self._sqlite else self.config.postgres_poll
+
+    async def _idle(self, stop: asyncio.Event, wake: asyncio.Event | None) -> None:
+        delay = self._poll()
+        if not self._sqlite:
+            with contextlib.suppress(Exception):
+                when = await asyncio.to_thread(self._next_due)
+                if when is not None:
+                    delay = min(delay, max(0.01, (when - _now()).total_seconds()))
+        waits = [asyncio.ensure_future(stop.wait())]
+        if wake is not None:
+            waits.append(asyncio.ensure_future(wake.wait()))
+        await asyncio.wait(waits, timeout=delay, return_when="FIRST_COMPLETED")
+        for future in waits:
+            future.cancel()
+
+    def _next_due(self) -> dt.datetime | None:
+        with read_session(self.engine) as session:
+            return claims.next_due(session, now=_now())
+
+    def _pending(self) -> int:
+        with read_session(self.engine) as session:
+            return claims.pending_count(session)
+
+    # The SQLite lease ---------------------------------------------------------------------
+
+    def _hold_lease(self) -> None:
+        with write_session(self.engine) as session:
+            self._lease_until = hold_lease(
+                session, RELAY_LEASE, owner=self.owner, now=_now(), ttl=self.config.claim_ttl
+            )
+
+    def _release(self) -> None:
+        if not self._sqlite or self._lease_until is None:
+            return
+        with contextlib.suppress(Exception), write_session(self.engine) as session:
+            release_lease(session, RELAY_LEASE, owner=self.owner)
+        self._lease_until = None
+
+
+def lease_due(until: dt.datetime | None, ttl: float) -> bool:
+    """True when the lease is not held or a third of its time is gone (renew it)."""
+    return until is None or (until - _now()).total_seconds() < ttl * 2 / 3
