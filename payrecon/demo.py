@@ -4,7 +4,8 @@ The sandbox and the receiver run in this process on free loopback ports. Payouts
 the real payout path (name enquiry, intent, initiation); the sandbox completes them and sends
 webhooks with its faults (dropped, duplicated and delayed webhooks, a tampered fee, a transfer
 stuck in pending, a failure that still charges a fee); the reconciler runs until nothing is
-due; the reports are written next to the ledger.
+due; the relay delivers payrecon's own events to a local consumer that verifies each one; the
+reports are written next to the ledger.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import secrets
 import tempfile
 import time
 from collections.abc import Iterator
@@ -25,19 +27,23 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sqlalchemy import Engine, func, select
 from sqlmodel import col
 
-from ledger.db import create_db_engine, read_session
+from ledger.db import create_db_engine, read_session, write_session
 from ledger.migrate import upgrade
 from ledger.models import Finding, Transfer
 from ledger.types import TransferStatus, utcnow
 from payments.payouts import PayoutRequest, send_payout
 from payrecon.app import create_app
 from payrecon.clients import make_async_client, make_client
+from payrecon.democonsumer import PATH, DemoConsumer
 from payrecon.errors import DemoDirectoryError
 from payrecon.servers import free_port, running_server
 from payrecon.settings import Settings, load_settings
+from payrecon.wiring import make_worker
 from reconcile.poller import run_pass
 from reconcile.reports.period import Period
 from reconcile.reports.render import write_report
+from relay import endpoints
+from relay.worker import Summary
 from sandbox.app import create_app as create_sandbox
 from sandbox.config import SandboxConfig
 from sandbox.faults import parse_faults
@@ -65,6 +71,10 @@ class DemoResult:
     settled: bool = False
     seconds: float = 0.0
     reports: list[Path] = field(default_factory=list)
+    # The relay: events delivered to the demo's consumer, and what it made of them.
+    relayed: Summary = field(default_factory=Summary)
+    verified: dict[str, int] = field(default_factory=dict)
+    refused: int = 0
 
 
 def _fresh_directory(directory: Path) -> None:
@@ -103,6 +113,9 @@ def _settings(directory: Path, sandbox_url: str, secret_key: str) -> Settings:
         provider_concurrency=16,
         provider_max_rps=0,
         fee_schedule=DEMO_FEE_SCHEDULE,
+        # A key of this run's own seals the consumer's secret; retries come fast.
+        relay_keys=secrets.token_urlsafe(32),
+        relay_retry_schedule="0.5s,1s,2s",
     )
 
 
@@ -235,6 +248,36 @@ def _reconcile(
     _, result.confirmed, _, result.open_findings = _state(engine)
 
 
+def _relay(
+    engine: Engine, settings: Settings, console: Console, result: DemoResult, consumer: DemoConsumer
+) -> None:
+    """Deliver every event due to the consumer, as `payrecon relay once` does."""
+    worker = make_worker(settings, engine, settings.secret_box())
+    with console.status("relaying payrecon's events to the demo consumer"):
+        for _ in range(5):  # a retry (a failed first attempt) is due within 3.5 s
+            summary = asyncio.run(worker.once())
+            if summary.pending == 0:
+                break
+            time.sleep(1.0)
+    result.relayed = worker.summary
+    result.relayed.pending = summary.pending
+    result.verified = dict(consumer.verified)
+    result.refused = consumer.refused
+
+
+def _add_consumer(engine: Engine, settings: Settings, port: int) -> DemoConsumer:
+    """The demo's consumer, added as an endpoint of every default event type."""
+    with write_session(engine) as session:
+        _, secret = endpoints.add(
+            session,
+            settings.secret_box(),
+            url=f"http://127.0.0.1:{port}{PATH}",
+            description="payrecon demo consumer",
+            now=utcnow(),
+        )
+    return DemoConsumer(secret)
+
+
 def _write_reports(engine: Engine, directory: Path, settings: Settings) -> list[Path]:
     paths = []
     with read_session(engine) as session:
@@ -287,11 +330,15 @@ def run_demo(
     _fresh_directory(directory)
     result = DemoResult(directory=directory, transfers=transfers)
     with _stack(directory, seed) as (sandbox_url, settings, engine, _):
+        consumer_port = free_port()
+        consumer = _add_consumer(engine, settings, consumer_port)
         accounts = httpx.get(f"{sandbox_url}/_sandbox/accounts").json()["accounts"]
         plan = _plan(accounts, transfers, seed)
         console.print(f"sandbox  {sandbox_url}   ledger  {directory}/ledger.db")
         _pay(engine, console, settings, sandbox_url, plan, DEMO_FAULTS.format(seed=seed))
         _reconcile(engine, settings, console, sandbox_url, result, started + time_limit)
+        with running_server(consumer.app(), port=consumer_port):
+            _relay(engine, settings, console, result, consumer)
         result.reports = _write_reports(engine, directory, settings)
         with read_session(engine) as session:
             result.pending = session.execute(

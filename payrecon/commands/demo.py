@@ -53,6 +53,18 @@ def demo(transfers: int, directory: Path, seed: int) -> None:
     table.add_row("reconciler passes", str(result.passes))
     for kind, count in sorted(result.open_findings.items()):
         table.add_row(f"open finding: {kind}", str(count))
+    relayed = result.relayed
+    table.add_row("events delivered to the demo consumer", str(relayed.delivered))
+    table.add_row(
+        "verified by the consumer (Standard Webhooks)", str(sum(result.verified.values()))
+    )
+    for kind, count in sorted(result.verified.items()):
+        table.add_row(f"  {kind}", str(count))
+    if result.refused or relayed.pending or relayed.failed:
+        table.add_row(
+            "refused / still pending / failed",
+            f"{result.refused} / {relayed.pending} / {relayed.failed}",
+        )
     table.add_row("time", f"{result.seconds:.1f} s")
     console.print(table)
     for path in result.reports:

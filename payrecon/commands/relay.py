@@ -8,18 +8,15 @@ import signal
 
 import click
 import structlog
-from sqlalchemy import Engine
 
 from ledger.db import write_session
 from ledger.errors import LeaseHeldError, LedgerError
 from ledger.types import utcnow
 from payrecon.context import EXIT_RUNTIME, EXIT_USAGE, app_context, fail
 from payrecon.errors import ConfigError
-from payrecon.settings import Settings
-from payrecon.wiring import make_alert_sink
-from reconcile.alerts import AlertSink, send_keyed_alert
+from payrecon.wiring import make_worker
 from relay.errors import EndpointNotFoundError, RelayError
-from relay.worker import AlertFn, Summary, Worker, WorkerConfig
+from relay.worker import Summary, Worker
 
 logger = structlog.get_logger(__name__)
 
@@ -29,37 +26,16 @@ def relay() -> None:
     """Deliver payrecon's signed events to the merchant's endpoints."""
 
 
-def worker_config(settings: Settings) -> WorkerConfig:
-    """The worker's settings from PAYRECON_RELAY_*."""
-    return WorkerConfig(
-        schedule=settings.relay_retry_schedule,
-        timeout=settings.relay_timeout,
-        concurrency=settings.relay_concurrency,
-        disable_after=float(settings.relay_disable_after),
-    )
-
-
-def keyed_alert(engine: Engine, sink: AlertSink | None) -> AlertFn:
-    """The worker's alert: claimed once by its key in the ledger (reconcile.alerts), then sent."""
-
-    def alert(key: str, title: str, body: str) -> None:
-        send_keyed_alert(engine, sink, key=key, title=title, body=body, now=utcnow())
-
-    return alert
-
-
 def _worker(ctx: click.Context) -> Worker:
     app = app_context(ctx)
     settings = app.settings()
     try:
         box = settings.secret_box()
-        sink = make_alert_sink(settings)
+        return make_worker(settings, app.engine(), box)
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
     except RelayError as exc:
         fail(str(exc), EXIT_USAGE)
-    engine = app.engine()
-    return Worker(engine, box, worker_config(settings), alert=keyed_alert(engine, sink))
 
 
 async def _run(worker: Worker) -> Summary:

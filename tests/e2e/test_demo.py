@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -12,8 +13,16 @@ import pytest
 from tests.support.processes import PAYRECON, payrecon_env
 
 
+def _figure(summary: str, label: str) -> int:
+    """The number on the summary table's row named `label`."""
+    match = re.search(re.escape(label) + r"\W+(\d+)", summary)
+    assert match is not None, summary
+    return int(match[1])
+
+
 def test_the_demo_pays_reconciles_and_reports(tmp_path: Path) -> None:
-    """40 payouts end confirmed or flagged, and the three reports agree with each other."""
+    """40 payouts end confirmed or flagged, the three reports agree with each other, and the
+    demo consumer verified one relay event per confirmation and per finding."""
     result = subprocess.run(
         [*PAYRECON, "demo", "--transfers", "40"],
         cwd=tmp_path,
@@ -38,6 +47,11 @@ def test_the_demo_pays_reconciles_and_reports(tmp_path: Path) -> None:
     successful = [r for r in rows if r["status"] == "successful"]
     assert len(successful) == by_status["successful"]["count"] == 38
     assert "confirmed by the provider" in result.stdout
+    # 39 final statuses confirmed (38 successful, 1 failed) and 2 findings opened.
+    assert _figure(result.stdout, "events delivered to the demo consumer") == 41
+    assert _figure(result.stdout, "verified by the consumer (Standard Webhooks)") == 41
+    assert _figure(result.stdout, "transfer.confirmed") == 39
+    assert _figure(result.stdout, "finding.opened") == 2
     assert "₦" in html and "<script src=" not in html
 
 

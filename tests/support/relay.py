@@ -22,7 +22,7 @@ from starlette.routing import Route
 from ledger.db import read_session, write_session
 from ledger.models import Alert, RelayAttempt, RelayDelivery, Transfer
 from ledger.types import utcnow
-from payrecon.commands.relay import keyed_alert
+from payrecon.wiring import keyed_alert
 from relay import endpoints
 from relay.keys import SecretBox
 from relay.outbox import emit
