@@ -127,7 +127,7 @@ def record(
         if job.delivery_id in held:
             moves.append(_move(result, outcome, delay, now=now))
             if outcome is AttemptOutcome.FAILED:
-                notices.append(_failed_notice(result))
+                notices.append(_failed_notice(result, now))
     if attempt_rows:
         session.execute(insert(ATTEMPTS), attempt_rows)
     if moves:
@@ -196,17 +196,21 @@ def _move(
     return {"m_id": job.delivery_id, **{f"m_{name}": values[name] for name in _MOVED}}
 
 
-def _failed_notice(result: Result) -> Notice:
+def _failed_notice(result: Result, now: dt.datetime) -> Notice:
+    # One alert per endpoint and clock hour (UTC), not one per event: an endpoint down for a
+    # day after the schedule is spent would otherwise page once for every event it missed.
     job = result.job
     attempts = job.attempts + 1
     return Notice(
-        key=f"relay-delivery-failed:{job.delivery_id}",
-        title=f"payrecon relay: event {job.event_id} was not delivered",
+        key=f"relay-delivery-failed:{job.endpoint.id}:{now:%Y-%m-%dT%H}",
+        title=f"payrecon relay: endpoint {job.endpoint.id} did not take event {job.event_id}",
         body=(
             f"Endpoint {job.endpoint.id} ({_host(job.endpoint.url)}) did not accept event "
             f"{job.event_id} ({job.subject_key}, sequence {job.sequence}) in {attempts} "
             f"attempts; the last got {describe(result.answer)}. The delivery is failed; "
-            "after fixing the endpoint, queue it again with: payrecon relay replay "
+            "other deliveries to this endpoint that fail within this hour are not alerted "
+            "again (payrecon endpoints list and GET /api/events show them). After fixing the "
+            "endpoint, queue them all again with: payrecon relay replay "
             f"--endpoint {job.endpoint.id} --failed-only"
         ),
     )

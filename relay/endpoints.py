@@ -227,3 +227,16 @@ def signing_secrets(endpoint: RelayEndpoint, box: SecretBox, *, now: dt.datetime
     if endpoint.previous_secret_sealed is not None and until is not None and now < until:
         secrets.append(box.open(endpoint.previous_secret_sealed))
     return secrets
+
+
+def reseal_all(session: Session, box: SecretBox, *, now: dt.datetime) -> int:
+    """Seal every endpoint's secrets (removed ones too) again under the box's first key, so an
+    old key can be dropped from PAYRECON_RELAY_KEYS; how many endpoints. SecretKeyError when no
+    configured key opens one (nothing is changed then: the caller's transaction rolls back)."""
+    rows = session.execute(select(RelayEndpoint).with_for_update()).scalars().all()
+    for endpoint in rows:
+        endpoint.secret_sealed = box.reseal(endpoint.secret_sealed)
+        if endpoint.previous_secret_sealed is not None:
+            endpoint.previous_secret_sealed = box.reseal(endpoint.previous_secret_sealed)
+        endpoint.updated_at = now
+    return len(rows)

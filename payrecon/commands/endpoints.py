@@ -222,3 +222,25 @@ def rotate_secret(ctx: click.Context, endpoint_id: str, as_json: bool) -> None:
         return
     click.echo(f"endpoint {row_id}: new secret: {secret}")
     click.echo(f"The old secret still signs, beside the new one, until {until}.")
+
+
+@endpoints.command("reseal")
+@click.pass_context
+def reseal(ctx: click.Context) -> None:
+    """Seal every endpoint's secrets again with the first key of PAYRECON_RELAY_KEYS.
+
+    The step in the middle of a key rotation: put the new key first, run this, then drop the
+    old key.
+    """
+    app = app_context(ctx)
+    secret_box = _box(app)
+    engine = app.engine()
+
+    def run() -> int:
+        with write_session(engine) as session:
+            return ops.reseal_all(session, secret_box, now=utcnow())
+
+    count = _run(run)
+    click.echo(
+        f"resealed the secrets of {count} endpoint(s) with the first PAYRECON_RELAY_KEYS key"
+    )

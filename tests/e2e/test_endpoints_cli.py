@@ -9,6 +9,10 @@ from pathlib import Path
 
 import httpx
 
+from ledger.db import create_db_engine, read_session
+from ledger.types import utcnow
+from payrecon.settings import load_settings
+from relay.endpoints import listed, signing_secrets
 from tests.support.processes import PAYRECON, payrecon_env, serving
 
 RELAY_KEYS = "relay-key-e2e-0123456789-abcdefghijklmn"
@@ -116,3 +120,31 @@ def test_the_served_api_logs_no_endpoint_secret(database_url: str, tmp_path: Pat
     assert (added.status_code, rotated.status_code, refused.status_code) == (201, 200, 422)
     assert "/api/endpoints" in text  # the requests were logged
     assert [s for s in [*secrets, RELAY_KEYS] if s in text] == []
+
+
+def test_the_relay_key_is_rotated_with_reseal(database_url: str) -> None:
+    """New key first, `endpoints reseal`, old key dropped: every secret still opens and signs,
+    and a key that never sealed them is refused with exit 2."""
+
+    old_env = payrecon_env(database_url=database_url, relay_keys=RELAY_KEYS)
+    added = json.loads(_run(["add", HOOK, "--json"], old_env).stdout)
+    rotated = json.loads(_run(["rotate-secret", str(added["id"]), "--json"], old_env).stdout)
+    new_key = "relay-key-e2e-new-0123456789-abcdefghij"
+    both = payrecon_env(database_url=database_url, relay_keys=f"{new_key},{RELAY_KEYS}")
+    resealed = _run(["reseal"], both)
+    assert resealed.returncode == 0, resealed.stderr
+    assert "resealed the secrets of 1 endpoint(s)" in resealed.stdout
+
+    box = load_settings(relay_keys=new_key).secret_box()  # the old key is gone
+    engine = create_db_engine(database_url)
+    try:
+        with read_session(engine) as session:
+            [endpoint] = listed(session)
+            secrets = signing_secrets(endpoint, box, now=utcnow())
+    finally:
+        engine.dispose()
+    assert secrets == [rotated["secret"], added["secret"]]
+    stranger = payrecon_env(database_url=database_url, relay_keys="x" * 40)
+    refused = _run(["reseal"], stranger)
+    assert refused.returncode == 2
+    assert refused.stderr.strip().startswith("payrecon: no key in PAYRECON_RELAY_KEYS opens")

@@ -98,6 +98,25 @@ def test_a_failing_consumer_is_retried_and_then_failed_with_one_alert(
     assert len(support.relay_alerts(engine)) == 1
 
 
+def test_many_deliveries_failing_at_once_send_one_alert_per_endpoint(
+    engine: Engine, consumer: tuple[Consumer, str]
+) -> None:
+    """Five events failing for good on one endpoint in the same hour alert once, not five
+    times; the alert names the replay command that sends them all again."""
+    found, url = consumer
+    found.respond = lambda path, n: Response("down", status_code=500)
+    support.add_endpoint(engine, f"{url}/hook")
+    support.emit_events(engine, support.add_transfers(engine, 5))
+
+    hour_before = utcnow().strftime("%H")
+    support.run_until(engine, lambda: _every(engine, "failed", 5))
+    crossed_an_hour = utcnow().strftime("%H") != hour_before
+
+    alerts = support.relay_alerts(engine)
+    assert 1 <= len(alerts) <= (2 if crossed_an_hour else 1)
+    assert "--failed-only" in alerts[0].body and "not alerted again" in alerts[0].body
+
+
 def test_retry_after_of_a_503_is_waited_for(engine: Engine, consumer: tuple[Consumer, str]) -> None:
     """A 503 with Retry-After: 1 delays the next attempt by at least a second, not 0.1 s."""
     found, url = consumer
