@@ -38,6 +38,7 @@ class Job:
     body: str
     subject_key: str
     sequence: int
+    claimed_until: dt.datetime  # the worker may not start an attempt that would outlast it
 
 
 def _first_pending() -> ColumnElement[bool]:
@@ -96,10 +97,11 @@ def claim(
     ids = [int(row) for row in session.execute(statement).scalars()]
     if not ids:
         return []
+    until = now + dt.timedelta(seconds=ttl)
     session.execute(
         update(DELIVERIES)
         .where(DELIVERIES.c.id.in_(ids))
-        .values(claimed_by=owner, claimed_until=now + dt.timedelta(seconds=ttl))
+        .values(claimed_by=owner, claimed_until=until)
     )
     rows = session.execute(
         select(
@@ -131,9 +133,21 @@ def claim(
             body=row.body,
             subject_key=row.subject_key,
             sequence=row.sequence,
+            claimed_until=until,
         )
         for row in rows
     ]
+
+
+def release(session: Session, *, owner: str, delivery_ids: list[int]) -> None:
+    """Give up claims this worker holds and will not use (a stop with claimed deliveries not
+    yet sent): they are due again at once instead of when the claims expire."""
+    if delivery_ids:
+        session.execute(
+            update(DELIVERIES)
+            .where(DELIVERIES.c.id.in_(delivery_ids), DELIVERIES.c.claimed_by == owner)
+            .values(claimed_by=None, claimed_until=None)
+        )
 
 
 def next_due(session: Session, *, now: dt.datetime) -> dt.datetime | None:

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import datetime as dt
 import socket
 import threading
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine
 from starlette.responses import Response
 
 from ledger.db import write_session
-from ledger.models import RelayAttempt, RelayDelivery
+from ledger.models import RelayAttempt, RelayDelivery, RelayEndpoint
 from ledger.types import utcnow
 from relay import endpoints
+from relay.claims import Job
 from relay.replay import queue_again
 from tests.support import relay as support
 from tests.support.relay import Consumer
@@ -238,3 +242,38 @@ def test_replay_queues_the_same_event_again(engine: Engine, consumer: tuple[Cons
     asyncio.run(support.worker(engine).once())
 
     assert found.ids() == [event_id, event_id]
+
+
+def test_a_stop_releases_the_claims_of_deliveries_not_yet_sent(
+    engine: Engine, consumer: tuple[Consumer, str]
+) -> None:
+    """A worker claims more than it has in flight; at a stop, the claimed deliveries it did not
+    send are released (due again at once), and the attempt in flight is finished."""
+    found, url = consumer
+
+    def slow(path: str, count: int) -> Response:
+        time.sleep(0.5)
+        return Response(status_code=204)
+
+    found.respond = slow
+    support.add_endpoint(engine, f"{url}/hook")
+    support.emit_events(engine, support.add_transfers(engine, 4))  # four subjects
+
+    summary = support.run_until(engine, lambda: len(found.received) >= 1, concurrency=1)
+
+    assert (summary.attempted, summary.delivered) == (1, 1)
+    pending = [d for d in support.deliveries(engine) if d.status == "pending"]
+    assert len(pending) == 3
+    assert all(d.claimed_by is None and d.claimed_until is None for d in pending)
+
+
+def test_a_claim_too_old_to_outlast_an_attempt_is_not_used(engine: Engine) -> None:
+    """A waiting delivery whose claim would end before its attempt could is dropped unsent."""
+    running = support.worker(engine, timeout=2.0)
+    endpoint = RelayEndpoint(id=1, url="http://127.0.0.1:9/hook", secret_sealed="x")
+    soon = utcnow() + dt.timedelta(seconds=1)  # under the 2 s an attempt may take
+    job = Job(1, 0, endpoint, "evt_1", "{}", "transfer:1", 1, claimed_until=soon)
+    waiting = collections.deque([job])
+    inflight: set[asyncio.Task[Any]] = set()
+    running._start(None, waiting, inflight)  # type: ignore[arg-type]
+    assert not waiting and not inflight
