@@ -19,6 +19,7 @@ from admin.api import DATABASE_ERRORS, DEFAULT_PAGE, database_unavailable, json_
 from admin.errors import EndpointBodyError, QueryError
 from ledger.db import read_session, write_session
 from ledger.errors import NumberInputError
+from ledger.events.types import RelayEventType
 from ledger.money import whole_number_from_text
 from ledger.queries import MAX_PAGE
 from ledger.types import utcnow
@@ -42,7 +43,6 @@ from relay.queries import (
     parse_subject,
     pending_counts,
 )
-from relay.types import RelayEventType
 
 T = TypeVar("T")
 # The fields a body may hold: POST takes the first three, PATCH all four.

@@ -19,6 +19,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from admin.api import DATABASE_ERRORS, database_unavailable
 from ledger.db import read_session, write_session
 from ledger.errors import NoteError
+from ledger.events.findings import acknowledge_finding
 from ledger.findings import MAX_NOTE_CHARS, check_note
 from ledger.types import utcnow
 from receiver.answers import RETRY_AFTER, json_error
@@ -27,7 +28,6 @@ from reconcile.reports.errors import PeriodError
 from reconcile.reports.html import PageForms, render_html
 from reconcile.reports.period import Period, parse_period
 from reconcile.reports.summary import build_summary, compute_report
-from relay.findings import acknowledge_finding
 
 MAX_FORM_BYTES = 16 * 1024
 # The page is self-contained: no script at all, styles inline, forms only back to us.

@@ -1,6 +1,6 @@
 """Raising, resolving and acknowledging findings; one row per (transfer, kind).
 
-Every caller outside the ledger goes through `relay.findings`, which wraps these and writes
+Every caller outside the ledger goes through `ledger.events.findings`, which wraps these and writes
 each change's relay event in the same transaction (tests/unit/test_dependencies.py checks it).
 """
 

@@ -29,6 +29,7 @@ from sqlalchemy import Engine
 
 from ledger.db import read_session, write_session
 from ledger.errors import NumberInputError
+from ledger.events import transfers as relay_transfers
 from ledger.models import Transfer
 from ledger.money import kobo_from_json
 from ledger.queries import find_transfer
@@ -60,7 +61,6 @@ from provider.errors import (
     TransientError,
     WebhookNotConfiguredError,
 )
-from relay import transfers as relay_transfers
 
 logger = structlog.get_logger(__name__)
 

@@ -1,7 +1,7 @@
 """Apply one archived delivery to the ledger inside the caller's transaction (idempotent).
 
 The per-delivery path: read what `receiver.decisions` needs, decide, write — the decision's
-relay events included, through `relay.outbox` in the same transaction. The group-commit
+relay events included, through `ledger.events.outbox` in the same transaction. The group-commit
 writer falls back to it when a batch fails, and replay records and re-applies events with it.
 """
 
@@ -15,6 +15,8 @@ from typing import Any
 from sqlalchemy import insert, or_, select, update
 from sqlmodel import Session
 
+from ledger.events import transfers as relay_transfers
+from ledger.events.findings import raise_finding
 from ledger.models import Delivery, Transfer, WebhookEvent
 from ledger.types import DeliveryOutcome, FindingKind
 from ledger.upsert import insert_ignore
@@ -28,8 +30,6 @@ from receiver.decisions import (
 )
 from receiver.errors import IngestUnavailableError
 from receiver.events import ParsedEvent, TransferEvent
-from relay import transfers as relay_transfers
-from relay.findings import raise_finding
 
 # The tables both write paths (this module and batch.py) write to.
 EVENTS = WebhookEvent.__table__  # type: ignore[attr-defined]

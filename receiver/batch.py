@@ -14,7 +14,7 @@ Relay events are numbered here too: the prefetch reads each transfer's `event_se
 the same lock) and the enabled endpoints, each decision's events take the next numbers in
 decision order, and the event, delivery and sequence writes go in the same round trip as the
 rest. Findings on transfers that existed before the batch (rare) are raised afterwards through
-`relay.findings`, which numbers their events in the database.
+`ledger.events.findings`, which numbers their events in the database.
 """
 
 from __future__ import annotations
@@ -27,6 +27,19 @@ from typing import Any
 from sqlmodel import Session
 
 from ledger.bulk import Bulk, Statement, table_columns
+from ledger.events import payloads
+from ledger.events.findings import raise_finding
+from ledger.events.ids import new_event_id
+from ledger.events.outbox import (
+    SUBSCRIBERS_SQL,
+    Subscriber,
+    as_subscribers,
+    delivery_rows,
+    subject_key,
+    takers,
+    wake_workers,
+)
+from ledger.events.types import RelayEventType, Subject
 from ledger.models import Finding, RelayDelivery, RelayEvent
 from receiver.apply import (
     ARCHIVE_COLUMNS,
@@ -50,19 +63,6 @@ from receiver.decisions import (
 )
 from receiver.errors import BatchRaceError
 from receiver.events import TransferEvent
-from relay import payloads
-from relay.findings import raise_finding
-from relay.ids import new_event_id
-from relay.outbox import (
-    SUBSCRIBERS_SQL,
-    Subscriber,
-    as_subscribers,
-    delivery_rows,
-    subject_key,
-    takers,
-    wake_workers,
-)
-from relay.types import RelayEventType, Subject
 
 _FINDINGS = Finding.__table__  # type: ignore[attr-defined]
 _RELAY_EVENTS = RelayEvent.__table__  # type: ignore[attr-defined]
@@ -122,7 +122,7 @@ class _Plan:
     """What the batch knows of the ledger, kept current as each delivery is decided."""
 
     now: dt.datetime  # the batch's time (in relay event bodies)
-    now_iso: str  # the same, as relay.payloads.iso writes it
+    now_iso: str  # the same, as ledger.events.payloads.iso writes it
     stamp: Any  # the batch's time as the driver binds it: every time a decision sets is it
     by_reference: dict[str, HeldTransfer] = field(default_factory=dict)
     by_provider: dict[str, HeldTransfer] = field(default_factory=dict)

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
+from ledger.events import payloads
 from ledger.types import DeliveryOutcome, FindingKind, TransferOrigin
 from receiver.events import IgnoredEvent, TransferEvent
-from relay import payloads
 
 T = TypeVar("T")
 

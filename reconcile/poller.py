@@ -19,6 +19,9 @@ from sqlalchemy import Engine, select
 from sqlmodel import Session, col
 
 from ledger.db import write_session
+from ledger.events import transfers as relay_transfers
+from ledger.events.findings import raise_finding, resolve_finding
+from ledger.events.outbox import Subscriber, subscribers
 from ledger.models import Finding, Transfer
 from ledger.types import FindingKind, Initiation, TransferStatus, utcnow
 from provider.errors import (
@@ -43,9 +46,6 @@ from reconcile.checks import (
 from reconcile.errors import ProviderKeyRefusedError, ProviderMisconfiguredError
 from reconcile.lease import claim_due, hold_runner_lease, new_owner, release_runner_lease
 from reconcile.ratelimit import TokenBucket
-from relay import transfers as relay_transfers
-from relay.findings import raise_finding, resolve_finding
-from relay.outbox import Subscriber, subscribers
 
 logger = structlog.get_logger(__name__)
 

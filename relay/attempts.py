@@ -19,11 +19,11 @@ from urllib.parse import urlsplit
 from sqlalchemy import bindparam, insert, select, update
 from sqlmodel import Session
 
+from ledger.events.outbox import DELIVERIES, ENDPOINTS
+from ledger.events.types import AttemptOutcome, DeliveryStatus
 from ledger.models import RelayAttempt
 from relay.claims import Job
-from relay.outbox import DELIVERIES, ENDPOINTS
 from relay.schedule import next_delay
-from relay.types import AttemptOutcome, DeliveryStatus
 
 ATTEMPTS = RelayAttempt.__table__  # type: ignore[attr-defined]
 # Statuses whose Retry-After is honoured (PRODUCT.md: Relay).

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlmodel import Session
 
+from ledger.events.outbox import DELIVERIES, ENDPOINTS, EVENTS
+from ledger.events.types import DeliveryStatus
 from ledger.models import RelayEndpoint
-from relay.outbox import DELIVERIES, ENDPOINTS, EVENTS
-from relay.types import DeliveryStatus
 
 # The name of the SQLite runner lease of the relay worker.
 RELAY_LEASE = "relay"

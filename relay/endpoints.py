@@ -14,11 +14,11 @@ from urllib.parse import urlsplit
 from sqlalchemy import select
 from sqlmodel import Session
 
+from ledger.events.types import DEFAULT_TYPES, RelayEventType, parse_types
 from ledger.models import RelayEndpoint
 from ledger.types import takes_text
 from relay.errors import EndpointInputError, EndpointNotFoundError
 from relay.keys import SecretBox, new_secret
-from relay.types import DEFAULT_TYPES, RelayEventType, parse_types
 
 MAX_URL_LENGTH = 2000
 MAX_DESCRIPTION = 500

@@ -18,9 +18,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from ledger.db import read_session
 from ledger.errors import DatabaseUnavailableError
+from ledger.events.types import AttemptOutcome
 from ledger.types import utcnow
 from relay.queries import relay_figures
-from relay.types import AttemptOutcome
 
 logger = structlog.get_logger(__name__)
 

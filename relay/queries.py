@@ -17,15 +17,15 @@ import orjson
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
+from ledger.events.payloads import iso
+from ledger.events.types import DeliveryStatus, RelayEventType, Subject, parse_types
 from ledger.models import RelayAttempt, RelayDelivery, RelayEndpoint, RelayEvent
 from ledger.queries import MAX_PAGE, MAX_ROW_ID, decode_cursor, encode_cursor
 from relay.errors import DeliveryStateError, EndpointNotFoundError
-from relay.payloads import iso
-from relay.types import DeliveryStatus, RelayEventType, Subject, parse_types
 
 # The cursor kind of event pages (`t` is the transfers').
 EVENT_CURSOR = "e"
-# `evt_` and a ULID of 26 Crockford base32 characters (relay.ids).
+# `evt_` and a ULID of 26 Crockford base32 characters (ledger.events.ids).
 EVENT_ID = re.compile(r"^evt_[0-9A-HJKMNP-TV-Z]{26}$")
 
 

@@ -12,8 +12,7 @@ import datetime as dt
 from sqlalchemy import and_, exists, insert, select
 from sqlmodel import Session
 
-from relay import endpoints as endpoint_ops
-from relay.outbox import (
+from ledger.events.outbox import (
     DELIVERIES,
     EVENTS,
     Subscriber,
@@ -22,7 +21,8 @@ from relay.outbox import (
     subscribers,
     wake_workers,
 )
-from relay.types import DeliveryStatus, RelayEventType, Subject, parse_types
+from ledger.events.types import DeliveryStatus, RelayEventType, Subject, parse_types
+from relay import endpoints as endpoint_ops
 
 
 def queue_again(

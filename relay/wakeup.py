@@ -1,6 +1,6 @@
 """Wake an idle worker when an event commits: PostgreSQL `LISTEN payrecon_relay`.
 
-relay.outbox sends `pg_notify` in the transaction that writes deliveries, so the database
+ledger.events.outbox sends `pg_notify` in the transaction that writes deliveries, so the database
 delivers it at commit. The listener holds its own autocommit connection and sets an event on
 each notification; a lost connection is re-opened after a pause (the worker polls meanwhile).
 """
@@ -14,7 +14,7 @@ import psycopg
 import structlog
 from sqlalchemy import Engine
 
-from relay.outbox import CHANNEL
+from ledger.events.outbox import CHANNEL
 
 logger = structlog.get_logger(__name__)
 

@@ -25,12 +25,12 @@ import structlog
 from sqlalchemy import Engine
 
 from ledger.db import read_session, write_session
+from ledger.events.types import AttemptOutcome
 from ledger.lease import hold_lease, new_owner, release_lease
 from relay import claims, sender, wakeup
 from relay.attempts import Notice, Result, describe, record
 from relay.claims import RELAY_LEASE, Job
 from relay.keys import SecretBox
-from relay.types import AttemptOutcome
 
 logger = structlog.get_logger(__name__)
 

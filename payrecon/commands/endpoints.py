@@ -16,13 +16,13 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from ledger.db import read_session, write_session
 from ledger.errors import DatabaseUnavailableError
+from ledger.events.types import DEFAULT_TYPES
 from ledger.types import utcnow
 from payrecon.context import EXIT_USAGE, AppContext, app_context, fail
 from relay import endpoints as ops
 from relay.errors import EndpointInputError, EndpointNotFoundError, SecretKeyError
 from relay.keys import SecretBox
 from relay.queries import endpoint_record, endpoint_records, parse_row_id
-from relay.types import DEFAULT_TYPES
 
 T = TypeVar("T")
 PLAIN_HEADER = ("id", "url", "events", "enabled", "pending", "last_success")

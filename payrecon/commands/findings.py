@@ -15,12 +15,12 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from ledger.db import read_session, write_session
 from ledger.errors import DatabaseUnavailableError, NoteError
+from ledger.events.findings import acknowledge_finding
 from ledger.findings import check_note
 from ledger.types import FindingKind, utcnow
 from payrecon.context import EXIT_USAGE, app_context, fail
 from reconcile.reports.findings import list_findings
 from reconcile.reports.naira import naira_text
-from relay.findings import acknowledge_finding
 
 PLAIN_HEADER = ("id", "kind", "reference", "detail", "opened_at", "state")
 UNBOUNDED = 1_000_000  # measure the table's real minimum width, not one capped at the screen

@@ -98,10 +98,10 @@ def replay(
     as_json: bool,
 ) -> None:
     """Queue events again (same event ids) as new pending deliveries."""
+    from ledger.events.types import RelayEventType
     from reconcile.reports.errors import PeriodError
     from reconcile.reports.period import lagos_midnight_utc, parse_day
     from relay.replay import queue_again
-    from relay.types import RelayEventType
 
     kind = None
     if event_type is not None:

@@ -7,11 +7,11 @@ import subprocess
 from sqlalchemy import select
 
 from ledger.db import create_db_engine, read_session, write_session
+from ledger.events import payloads
 from ledger.findings import raise_finding
 from ledger.models import Finding
 from ledger.queries import ExpectedTransfer, register_expected
 from ledger.types import FindingKind, utcnow
-from relay import payloads
 from tests.integration.relay.outbox_helpers import add_endpoints, written
 from tests.support.processes import PAYRECON, payrecon_env
 

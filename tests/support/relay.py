@@ -20,13 +20,13 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from ledger.db import read_session, write_session
+from ledger.events.outbox import emit
+from ledger.events.types import RelayEventType, Subject
 from ledger.models import Alert, RelayAttempt, RelayDelivery, Transfer
 from ledger.types import utcnow
 from payrecon.wiring import keyed_alert
 from relay import endpoints
 from relay.keys import SecretBox
-from relay.outbox import emit
-from relay.types import RelayEventType, Subject
 from relay.worker import Summary, Worker, WorkerConfig
 from tests.support.servers import running_server
 

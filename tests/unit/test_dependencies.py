@@ -25,9 +25,10 @@ FIRST_PARTY = frozenset(
 FORBIDDEN = {
     # Webhook ingest only: the operators' surface, the reconciler and money movement sit above
     # it, and the composition root builds it.
-    "receiver": frozenset({"admin", "payments", "payrecon", "reconcile"}),
-    # The outbox and the delivery worker sit beside the ledger: the code that decides writes
-    # events through it; alerts and settings reach it from the composition root.
+    # Its events go through the ledger's outbox (ledger.events), never the delivery worker.
+    "receiver": frozenset({"admin", "payments", "payrecon", "reconcile", "relay"}),
+    # The delivery worker sits beside the ledger and reads the outbox; alerts and settings
+    # reach it from the composition root.
     "relay": frozenset({"admin", "payments", "payrecon", "receiver", "reconcile"}),
     # A second, independent reading of the provider's specification: it shares no code.
     "sandbox": FIRST_PARTY - {"sandbox"},
@@ -66,10 +67,10 @@ def test_a_package_imports_none_of_its_forbidden_packages(package: str) -> None:
     assert wrong == {}
 
 
-# The functions that change a finding; outside the ledger only relay.findings calls them, so
-# no caller can change a finding without writing its relay event.
+# The functions that change a finding; besides ledger/findings.py only ledger.events.findings
+# calls them, so no caller can change a finding without writing its relay event.
 FINDING_CHANGES = frozenset({"raise_finding", "resolve_finding", "acknowledge_finding"})
-FINDING_WRAPPER = "relay/findings.py"
+FINDING_MODULES = frozenset({"ledger/findings.py", "ledger/events/findings.py"})
 
 
 def finding_changes_imported(source: str) -> set[str]:
@@ -98,17 +99,17 @@ def test_finding_changes_found_in_every_import_form() -> None:
     }
     assert finding_changes_imported("from ledger import findings") == FINDING_CHANGES
     assert finding_changes_imported("import ledger.findings") == FINDING_CHANGES
-    assert finding_changes_imported("from relay.findings import raise_finding") == set()
+    assert finding_changes_imported("from ledger.events.findings import raise_finding") == set()
 
 
-def test_only_relay_findings_changes_findings_outside_the_ledger() -> None:
-    """Every package but the ledger raises, resolves and acknowledges findings through
-    relay.findings, which writes the change's event in the same transaction."""
+def test_only_the_event_writing_wrapper_changes_findings() -> None:
+    """Every module raises, resolves and acknowledges findings through ledger.events.findings,
+    which writes the change's event in the same transaction."""
     wrong = {
         str(path.relative_to(ROOT)): sorted(found)
-        for package in sorted(FIRST_PARTY - {"ledger"})
+        for package in sorted(FIRST_PARTY)
         for path in sorted((ROOT / package).rglob("*.py"))
-        if str(path.relative_to(ROOT)) != FINDING_WRAPPER
+        if str(path.relative_to(ROOT)) not in FINDING_MODULES
         and (found := finding_changes_imported(path.read_text()))
     }
     assert wrong == {}

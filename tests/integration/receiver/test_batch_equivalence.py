@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine, select
 
 from ledger.db import create_db_engine, read_session, write_session
+from ledger.events.types import RelayEventType
 from ledger.models import Delivery, Finding, RelayDelivery, RelayEvent, Transfer, WebhookEvent
 from ledger.queries import ExpectedTransfer, register_expected
 from ledger.types import utcnow
@@ -21,7 +22,6 @@ from receiver.batch import apply_batch
 from receiver.events import parse_event
 from relay import endpoints
 from relay.keys import SecretBox
-from relay.types import RelayEventType
 
 REFERENCES = ["A", "B", "C"]
 event_bodies = st.builds(

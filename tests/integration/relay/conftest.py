@@ -11,12 +11,12 @@ import pytest
 from sqlalchemy import Engine, insert, update
 
 from ledger.db import write_session
+from ledger.events import outbox
+from ledger.events.types import RelayEventType, Subject
 from ledger.models import RelayAttempt, RelayDelivery, Transfer
 from ledger.types import TransferOrigin, utcnow
 from payrecon.app import create_app
 from payrecon.settings import load_settings
-from relay import outbox
-from relay.types import RelayEventType, Subject
 from tests.support.servers import running_server
 
 ADMIN = "admin-token-0123456789"
@@ -58,7 +58,7 @@ def emit(
     type: RelayEventType = RelayEventType.TRANSFER_CONFIRMED,
     now: dt.datetime | None = None,
 ) -> Seeded:
-    """One event about the transfer, through `relay.outbox.emit` in its own transaction."""
+    """One event about the transfer, through `ledger.events.outbox.emit` in its own transaction."""
     with write_session(engine) as session:
         event_id = outbox.emit(
             session,

@@ -13,6 +13,7 @@ from sqlalchemy import Engine, select
 from standardwebhooks.webhooks import Webhook
 
 from ledger.db import read_session
+from ledger.events.types import RelayEventType
 from ledger.models import RelayEndpoint
 from ledger.queries import encode_cursor
 from payrecon.app import create_app
@@ -20,7 +21,6 @@ from payrecon.settings import load_settings
 from relay.endpoints import signing_secrets
 from relay.keys import SecretBox
 from relay.signing import headers
-from relay.types import RelayEventType
 from tests.integration.relay.conftest import (
     ADMIN,
     AUTH,

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from relay.types import RelayEventType
+from ledger.events.types import RelayEventType
 from tests.integration.relay.conftest import AUTH
 
 HOSTILE = ["\x00", "\ud800", "a\r\nb", "http://[::1", "http://a:99999/", "\U0001d11e" * 30]

@@ -12,7 +12,7 @@ from sqlalchemy import Engine, update
 from starlette.responses import Response
 
 from ledger.db import write_session
-from relay.outbox import ENDPOINTS
+from ledger.events.outbox import ENDPOINTS
 from tests.support import relay as support
 from tests.support.relay import Consumer
 

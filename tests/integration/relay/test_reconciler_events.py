@@ -13,6 +13,8 @@ from sqlalchemy import Engine, func, select
 
 from admin.expected import register
 from ledger.db import read_session, write_session
+from ledger.events import payloads
+from ledger.events.findings import acknowledge_finding
 from ledger.models import Finding, RelayEvent, Transfer
 from ledger.queries import ExpectedTransfer, find_transfer, register_expected
 from payments.errors import PayoutRejectedError
@@ -24,8 +26,6 @@ from provider.models import Transaction
 from receiver.apply import apply_delivery
 from reconcile import poller
 from reconcile.poller import run_pass
-from relay import payloads
-from relay.findings import acknowledge_finding
 from tests.integration.payments.test_payouts import FakeClient
 from tests.integration.reconcile.helpers import FakeLookup
 from tests.integration.relay.outbox_helpers import add_endpoints, webhook, written

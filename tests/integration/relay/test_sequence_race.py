@@ -7,11 +7,11 @@ import threading
 from sqlalchemy import select
 
 from ledger.db import create_db_engine, read_session, write_session
+from ledger.events.outbox import emit
+from ledger.events.types import RelayEventType, Subject
 from ledger.models import RelayEvent
 from ledger.queries import ExpectedTransfer, register_expected
 from ledger.types import utcnow
-from relay.outbox import emit
-from relay.types import RelayEventType, Subject
 
 WRITERS = 2
 EVENTS_EACH = 100

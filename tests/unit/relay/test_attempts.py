@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
+from ledger.events.types import AttemptOutcome
 from relay.attempts import Answer, describe, verdict
-from relay.types import AttemptOutcome
 
 NOW = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.UTC)
 SCHEDULE = (1.0, 10.0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ledger.events.types import DEFAULT_TYPES, RelayEventType
 from relay.endpoints import (
     MAX_URL_LENGTH,
     check_description,
@@ -12,7 +13,6 @@ from relay.endpoints import (
     types_column,
 )
 from relay.errors import EndpointInputError
-from relay.types import DEFAULT_TYPES, RelayEventType
 
 GOOD_URLS = [
     "http://10.0.0.7:8080/payrecon",

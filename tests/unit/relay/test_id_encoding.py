@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from relay.ids import PREFIX, new_event_id
+from ledger.events.ids import PREFIX, new_event_id
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 

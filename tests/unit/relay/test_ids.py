@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from relay.ids import new_event_id
+from ledger.events.ids import new_event_id
 from relay.queries import EVENT_ID
 
 

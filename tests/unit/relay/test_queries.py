@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ledger.events.types import Subject
 from ledger.queries import MAX_ROW_ID, encode_cursor
 from relay.endpoints import check_url
 from relay.errors import EndpointInputError
 from relay.queries import EVENT_CURSOR, parse_event_cursor, parse_row_id, parse_subject
-from relay.types import Subject
 
 
 def test_row_ids_are_positive_ascii_numbers_a_column_can_hold() -> None:

@@ -18,10 +18,10 @@ from typing import Any
 from sqlalchemy import insert, select, text, update
 from sqlmodel import Session
 
+from ledger.events import payloads
+from ledger.events.ids import new_event_id
+from ledger.events.types import DeliveryStatus, RelayEventType, Subject, parse_types
 from ledger.models import RelayDelivery, RelayEndpoint, RelayEvent, Transfer
-from relay import payloads
-from relay.ids import new_event_id
-from relay.types import DeliveryStatus, RelayEventType, Subject, parse_types
 
 # The channel idle workers LISTEN on (PostgreSQL).
 CHANNEL = "payrecon_relay"

@@ -7,10 +7,10 @@ from typing import Any
 
 from sqlmodel import Session
 
+from ledger.events import payloads
+from ledger.events.outbox import Subscriber, emit
+from ledger.events.types import RelayEventType, Subject
 from ledger.models import Transfer
-from relay import payloads
-from relay.outbox import Subscriber, emit
-from relay.types import RelayEventType, Subject
 
 
 def confirmed(

@@ -15,11 +15,11 @@ from sqlalchemy import select
 from sqlmodel import Session
 
 from ledger import findings as ledger_findings
+from ledger.events import payloads
+from ledger.events.outbox import Subscriber, emit
+from ledger.events.types import RelayEventType, Subject
 from ledger.models import Finding, Transfer
 from ledger.types import FindingKind
-from relay import payloads
-from relay.outbox import Subscriber, emit
-from relay.types import RelayEventType, Subject
 
 _TRANSFERS = Transfer.__table__  # type: ignore[attr-defined]
 
@@ -37,7 +37,7 @@ def raise_finding(
     """Open (or reopen) a finding and write `finding.opened`; the finding, or None when it
     was already open (no event then).
 
-    `reference` (the transfer's) and `endpoints` (`relay.outbox.subscribers`) save a read.
+    `reference` (the transfer's) and `endpoints` (`ledger.events.outbox.subscribers`) save a read.
     """
     finding = ledger_findings.raise_finding(
         session, transfer_id=transfer_id, kind=kind, detail=detail, now=now

@@ -10,8 +10,8 @@ from typing import Any
 
 import orjson
 
+from ledger.events.types import RelayEventType, Subject
 from ledger.models import Finding, Transfer
-from relay.types import RelayEventType, Subject
 
 
 def iso(value: dt.datetime | None) -> str | None:
