@@ -73,11 +73,15 @@ class AppContext:
         """`text` with every configured secret replaced (once settings are loaded)."""
         return text if self._redactor is None else self._redactor.scrub(text)
 
-    def engine(self, *, migrate: bool = True, read_only: bool = False) -> Engine:
+    def engine(
+        self, *, migrate: bool = True, read_only: bool = False, durable: bool = True
+    ) -> Engine:
         """The ledger engine, at the code's migration revision or the command exits 2.
 
         SQLite databases are migrated on first use; PostgreSQL ones must be migrated with
-        `payrecon db upgrade`. A `read_only` command never creates a SQLite file.
+        `payrecon db upgrade`. A `read_only` command never creates a SQLite file; a command
+        whose writes may all be done again skips the fsync of each commit (`durable=False`,
+        ledger.db.create_db_engine).
         """
         if self._engine is None:
             from ledger.db import create_db_engine
@@ -87,7 +91,7 @@ class AppContext:
             settings = self.settings()
             if read_only:
                 self._refuse_missing_sqlite(settings)
-            engine = create_db_engine(settings.database_url)
+            engine = create_db_engine(settings.database_url, durable=durable)
             try:
                 try:
                     check_schema(engine)

@@ -42,10 +42,14 @@ def check_keys(value: str) -> list[str]:
     return keys
 
 
+# Opened secrets a box keeps (two per endpoint during a rotation).
+_OPENED_MAX = 1024
+
+
 class SecretBox:
     """Seals and opens endpoint secrets with the configured keys (the first one seals)."""
 
-    __slots__ = ("_fernet",)
+    __slots__ = ("_fernet", "_opened")
 
     def __init__(self, keys: list[str]) -> None:
         if not keys:
@@ -57,6 +61,9 @@ class SecretBox:
         self._fernet = MultiFernet(
             [Fernet(base64.urlsafe_b64encode(hashlib.sha256(k.encode()).digest())) for k in keys]
         )
+        # Opened secrets by sealed value: the worker signs every attempt, and a Fernet
+        # decryption per attempt was a few per cent of its time (bench/RESULTS.md, section 5).
+        self._opened: dict[str, str] = {}
 
     def __repr__(self) -> str:
         return "SecretBox(keys=***)"
@@ -67,13 +74,20 @@ class SecretBox:
 
     def open(self, sealed: str) -> str:
         """The secret a `seal` made; SecretKeyError when no configured key opens it."""
+        opened = self._opened.get(sealed)
+        if opened is not None:
+            return opened
         try:
-            return self._fernet.decrypt(sealed.encode()).decode()
+            opened = self._fernet.decrypt(sealed.encode()).decode()
         except InvalidToken:
             raise SecretKeyError(
                 "no key in PAYRECON_RELAY_KEYS opens this endpoint's secret "
                 "(was the key that sealed it removed?)"
             ) from None
+        if len(self._opened) >= _OPENED_MAX:
+            self._opened.clear()
+        self._opened[sealed] = opened
+        return opened
 
     def reseal(self, sealed: str) -> str:
         """The secret sealed again under the first key (after a key rotation)."""

@@ -31,7 +31,9 @@ def _worker(ctx: click.Context) -> Worker:
     settings = app.settings()
     try:
         box = settings.secret_box()
-        return make_worker(settings, app.engine(), box)
+        # The worker writes claims and attempt records only (events are written, durably, by
+        # whoever changes the ledger): a commit lost to a power cut is an event sent again.
+        return make_worker(settings, app.engine(durable=False), box)
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
     except RelayError as exc:

@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, update
 
 from ledger.db import create_db_engine, write_session
 from ledger.lease import hold_lease
-from ledger.models import RelayDelivery
+from ledger.models import Lease, RelayDelivery
 from ledger.types import utcnow
 from relay.claims import RELAY_LEASE
 from tests.support import relay as support
@@ -132,12 +132,17 @@ def test_relay_once_on_sqlite_waits_its_turn_while_another_runner_holds_the_leas
         support.add_endpoint(engine, f"{url}/hook")
         support.emit_events(engine, support.add_transfers(engine, 1))
         with write_session(engine) as session:
-            hold_lease(session, RELAY_LEASE, owner="other:1:abc", now=utcnow(), ttl=2)
+            # Long enough for a slow machine to start the command while it holds.
+            hold_lease(session, RELAY_LEASE, owner="other:1:abc", now=utcnow(), ttl=120)
 
         held = _payrecon(["relay", "once", "--json"], _env(database_url))
         assert held.returncode == 1 and "other:1:abc" in held.stderr
         assert held.stderr.count("\n") == 1
-        time.sleep(2.1)
+        with write_session(engine) as session:
+            # The other runner's lease runs out (as if 120 s had passed).
+            session.execute(
+                update(Lease).where(Lease.name == RELAY_LEASE).values(expires_at=utcnow())
+            )
         done = _payrecon(["relay", "once", "--json"], _env(database_url))
     engine.dispose()
     assert done.returncode == 0, done.stderr

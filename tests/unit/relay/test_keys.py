@@ -40,6 +40,22 @@ def test_a_box_without_the_sealing_key_cannot_open() -> None:
         SecretBox([KEY_B]).reseal(sealed)
 
 
+def test_opening_again_gives_the_same_secret_and_a_tampered_copy_still_fails() -> None:
+    """A box that opened a sealed value answers it again, while a changed value (another
+    cache key) is still a SecretKeyError and the cache stays bounded."""
+    box = SecretBox([KEY_A])
+    secret = new_secret()
+    sealed = box.seal(secret)
+    assert box.open(sealed) == secret
+    assert box.open(sealed) == secret
+    with pytest.raises(SecretKeyError):
+        box.open(sealed[:-4] + ("AAAA" if not sealed.endswith("AAAA") else "BBBB"))
+    for _ in range(1100):
+        box.open(box.seal(new_secret()))
+    assert len(box._opened) <= 1024
+    assert box.open(sealed) == secret
+
+
 def test_tampered_sealed_text_is_a_secret_key_error() -> None:
     """A sealed value changed in the database does not open."""
     box = SecretBox([KEY_A])
