@@ -73,6 +73,10 @@ def create_app(
         exception_handlers={HTTPException: http_error},
         lifespan=_lifespan(webhook.writer, engine if own_engine else None, payout_client),
     )
+    # A path that matches no route is a 404 JSON error, never a 307 to a neighbour: an id
+    # holding an encoded slash (/api/events/%2F) reached Starlette as /api/events// and was
+    # redirected with an empty body, and no route of ours is meant to be reached by a redirect.
+    app.router.redirect_slashes = False
     app.state.settings = settings
     app.state.engine = engine
     admin_token = settings.admin_token

@@ -39,6 +39,11 @@ logger = structlog.get_logger(__name__)
 # 0.47× to 0.67× of the bare-httpx ceiling on PostgreSQL).
 PREFETCH = 4
 
+# Seconds answers gather before they are recorded together, unless a concurrency's worth
+# came already. The next event of a subject waits for its predecessor's record, so this is
+# the most it adds between a subject's events; the first event of a subject is not delayed.
+RECORD_GATHER = 0.02
+
 # alert(key, title, body): sends the alert unless one with that key went out already.
 AlertFn = Callable[[str, str, str], None]
 
@@ -213,6 +218,10 @@ class Worker:
 
     async def _record_all(self) -> None:
         while self._answered:
+            if len(self._answered) < self.config.concurrency:
+                # Each record is a transaction whose cost hardly depends on its size: let
+                # answers gather for a moment instead of writing them one or two at a time.
+                await asyncio.sleep(RECORD_GATHER)
             batch, self._answered = self._answered, []
             await self._record(batch)
 

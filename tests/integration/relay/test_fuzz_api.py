@@ -110,3 +110,12 @@ def test_no_event_query_or_id_yields_a_server_error(
     ):
         assert answer.status_code < 500, answer.text
         assert isinstance(answer.json(), dict)
+
+
+def test_an_encoded_slash_in_an_id_is_a_json_404_not_a_redirect(client: httpx.Client) -> None:
+    """`/api/events/%2F` (a path that matches no route once decoded) is a 404 JSON error, not
+    Starlette's slash redirect with an empty body."""
+    for path in ("/api/events/%2F", "/api/endpoints/%2F", "/api/events/", "/api/endpoints//"):
+        answer = client.get(path)
+        assert answer.status_code == 404, (path, answer.status_code)
+        assert answer.json()["error"] == "not_found"
