@@ -114,3 +114,6 @@ class FindingKind(enum.StrEnum):
     STALE_PENDING = "stale_pending"
     UNKNOWN_TO_PROVIDER = "unknown_to_provider"
     UNVERIFIABLE = "unverifiable"
+    UNDERPAID = "underpaid"  # a collection: less paid than expected
+    OVERPAID = "overpaid"  # a collection: more paid than expected
+    PAID_AFTER_EXPIRY = "paid_after_expiry"  # a collection: paid after its expires_at
