@@ -124,8 +124,9 @@ class TransferQuery:
     cursor: str | None
 
 
-def parse_transfer_query(query: Any) -> TransferQuery:
-    """`status`, `finding`, `since`, `limit`, `cursor`; QueryError naming the first bad one."""
+def parse_transfer_query(query: Any, *, cursor_kind: str = "t") -> TransferQuery:
+    """`status`, `finding`, `since`, `limit`, `cursor` (of `cursor_kind`: `t` transfers, `c`
+    collections); QueryError naming the first bad one."""
     raw_status = query.get("status") or None
     try:
         status = None if raw_status is None else TransferStatus(raw_status)
@@ -144,7 +145,7 @@ def parse_transfer_query(query: Any) -> TransferQuery:
     cursor = query.get("cursor") or None
     if cursor is not None:
         try:
-            decode_cursor(cursor)
+            decode_cursor(cursor, kind=cursor_kind)
         except ValueError:
             raise QueryError("cursor", "is not a cursor this API gave out") from None
     return TransferQuery(

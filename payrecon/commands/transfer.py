@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from ledger.errors import ConflictError, LedgerError
 from ledger.types import utcnow
 from payrecon.commands.payout import send
 from payrecon.context import EXIT_USAGE, app_context, fail
+from payrecon.csvimport import parse_rows
 from payrecon.params import KOBO
 
 IMPORT_COLUMNS = ("reference", "amount", "fee", "provider_reference")
@@ -71,21 +71,9 @@ def import_file(ctx: click.Context, file: Path, as_json: bool) -> None:
     The whole file is checked first; nothing is written unless every row is valid.
     """
     app = app_context(ctx)
-    try:
-        with file.open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.DictReader(handle)
-            missing = {"reference", "amount"} - set(reader.fieldnames or [])
-            if missing:
-                fail(f"{file}: missing column(s) {', '.join(sorted(missing))}", EXIT_USAGE)
-            rows = list(reader)
-    except (UnicodeDecodeError, csv.Error) as exc:
-        fail(f"{file}: not a readable CSV file ({exc})", EXIT_USAGE)
-    parsed = []
-    for line, row in enumerate(rows, start=2):
-        try:
-            parsed.append(parse_expected_row({k: row.get(k) for k in IMPORT_COLUMNS}))
-        except ExpectedInputError as exc:
-            fail(f"{file}:{line}: {exc.field}: {exc.message}", EXIT_USAGE)
+    parsed = parse_rows(
+        file, required=("reference", "amount"), columns=IMPORT_COLUMNS, parse=parse_expected_row
+    )
     created = identical = 0
     try:
         with write_session(app.engine()) as session:
