@@ -1,4 +1,5 @@
-"""One row per transfer with its findings, streamed from a server-side cursor in batches."""
+"""One row per transfer (then per collection) with its findings, streamed from a server-side
+cursor in batches."""
 
 from __future__ import annotations
 
@@ -12,12 +13,23 @@ from sqlmodel import Session
 
 from ledger.models import Finding
 from reconcile.reports.period import Period, lagos_day
-from reconcile.reports.sql import FIGURE_COLUMNS, T, as_int, counted_amount, counted_fee, in_period
+from reconcile.reports.sql import (
+    FIGURE_COLUMNS,
+    C,
+    T,
+    as_int,
+    collection_amount,
+    collection_fee,
+    counted_amount,
+    counted_fee,
+    in_period,
+)
 
 BATCH = 1000
 F = Finding.__table__.c  # type: ignore[attr-defined]
 
 COLUMNS: tuple[str, ...] = (
+    "type",
     "reference",
     "provider_reference",
     "origin",
@@ -58,6 +70,7 @@ class TransferRow:
     provider_fee: int | None
     failure_reason: str | None
     findings: str
+    type: str = "transfer"  # or "collection" (PRODUCT.md: the CSV's `type` column)
 
     @property
     def lagos_date(self) -> dt.date:
@@ -65,9 +78,9 @@ class TransferRow:
         return lagos_day(self.created_at)
 
 
-def _findings_of_transfer() -> ColumnElement[str]:
-    # A correlated subquery answered from the (transfer_id, kind) unique index per row, so the
-    # stream needs no join state: "fee_mismatch:open; stale_pending:acknowledged".
+def _findings_of(owner: ColumnElement[int], row_id: ColumnElement[int]) -> ColumnElement[str]:
+    # A correlated subquery answered from the (transfer_id|collection_id, kind) unique index per
+    # row, so the stream needs no join state: "fee_mismatch:open; stale_pending:acknowledged".
     state = case(
         (F.resolved_at.is_not(None), literal_column("'resolved'")),
         (F.acknowledged_at.is_not(None), literal_column("'acknowledged'")),
@@ -76,7 +89,7 @@ def _findings_of_transfer() -> ColumnElement[str]:
     label = F.kind + literal_column("':'") + state
     return (
         select(func.aggregate_strings(label, "; "))
-        .where(F.transfer_id == T.id)
+        .where(owner == row_id)
         .correlate_except(Finding.__table__)  # type: ignore[attr-defined]
         .scalar_subquery()
     )
@@ -102,7 +115,7 @@ def iter_transfer_rows(
             counted_fee(),
             *FIGURE_COLUMNS,
             T.failure_reason,
-            _findings_of_transfer(),
+            _findings_of(F.transfer_id, T.id),
         )
         .where(*in_period(period or Period()))
         .order_by(T.created_at, T.id)
@@ -127,6 +140,61 @@ def iter_transfer_rows(
             failure_reason=row[14],
             findings=_sorted_findings(row[15]),
         )
+
+
+def iter_collection_rows(
+    session: Session, period: Period | None = None, *, batch: int = BATCH
+) -> Iterator[TransferRow]:
+    """Every collection of the period as a row of `type` collection, oldest first: `amount` is
+    what was paid (else asked for), `expected_amount` what was asked for, `quoted_fee` the
+    quote, `provider_amount`/`provider_fee` the provider's figures; no webhook figures."""
+    statement = (
+        select(
+            C.reference,
+            C.provider_reference,
+            C.origin,
+            C.status,
+            C.confirmed,
+            C.created_at,
+            collection_amount(),
+            collection_fee(),
+            C.amount,
+            C.fee,
+            C.amount_paid,
+            C.provider_fee,
+            C.failure_reason,
+            _findings_of(F.collection_id, C.id),
+        )
+        .where(*in_period(period or Period(), C))
+        .order_by(C.created_at, C.id)
+    )
+    result = session.execute(statement, execution_options={"yield_per": batch})
+    for row in result:
+        yield TransferRow(
+            reference=row[0],
+            provider_reference=row[1],
+            origin=row[2],
+            status=row[3],
+            confirmed=bool(row[4]),
+            created_at=row[5],
+            amount=as_int(row[6]),
+            fee=as_int(row[7]),
+            expected_amount=row[8],
+            quoted_fee=row[9],
+            webhook_amount=None,
+            webhook_fee=None,
+            provider_amount=row[10],
+            provider_fee=row[11],
+            failure_reason=row[12],
+            findings=_sorted_findings(row[13]),
+            type="collection",
+        )
+
+
+def iter_report_rows(session: Session, period: Period | None = None) -> Iterator[TransferRow]:
+    """The CSV's and the spreadsheet's rows: every transfer, then every collection."""
+    yield from iter_transfer_rows(session, period)
+    yield from iter_collection_rows(session, period)
 
 
 def _sorted_findings(value: str | None) -> str:
