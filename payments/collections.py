@@ -181,9 +181,8 @@ def _record_created(
         if collection.initiation == Initiation.INTENT.value:
             collection.initiation = Initiation.ACCEPTED.value
         if not collection.confirmed:
-            # Pending until the customer pays: first look after the grace the provider
-            # itself cannot answer sooner than; the poller's backoff takes over from there.
-            collection.next_check_at = now + dt.timedelta(seconds=INTENT_GRACE_SECONDS)
+            # Due at once, as a newly accepted payout: the poller's backoff takes over.
+            collection.next_check_at = now
         collection.updated_at = now
         session.flush()
         return CollectionResult(collection_record(session, collection))
