@@ -258,7 +258,8 @@ def _late(view: CollectionView, paid_at: dt.datetime | None) -> str | None:
     if paid_at is None or view.expires_at is None or paid_at <= view.expires_at:
         return None
     late = int((paid_at - view.expires_at).total_seconds())
-    return f"paid at {paid_at.isoformat()}, {late} s after the account expired"
+    when = paid_at.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+    return f"paid at {when}, {late} s after the account expired"
 
 
 def _fee(view: CollectionView, paid: int | None, fee: int | None) -> str | None:

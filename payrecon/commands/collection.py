@@ -87,11 +87,12 @@ def create(
     click.echo(describe(result.record, created=result.created))
 
 
-def describe(record: dict[str, Any], *, created: bool = True) -> str:
-    """What a person needs to tell the customer: where to pay, how much, until when."""
-    verb = "created" if created else "already recorded"
+def describe(record: dict[str, Any], *, created: bool | None = None) -> str:
+    """What a person needs to tell the customer: where to pay, how much, until when
+    (`created` None: no verb after the reference, as `show` prints it)."""
+    verb = "" if created is None else ": created" if created else ": already recorded"
     return (
-        f"{record['reference']}: {verb}\n"
+        f"{record['reference']}{verb}\n"
         f"pay:        {naira(record['amount'])} ({record['amount']:,} kobo)\n"
         f"bank:       {record['bank_name'] or '-'}\n"
         f"account:    {record['account_number'] or '-'}\n"

@@ -22,6 +22,7 @@ from ledger.types import utcnow
 from payments.collections import CollectionRequest, create_collection
 from provider.client import AsyncProviderClient, ProviderClient
 from reconcile.poller import PassSummary, run_pass
+from reconcile.reports.findings import list_findings
 from tests.integration.reconcile.helpers import Sandbox, running_sandbox, settings_for
 
 AMOUNT = 500_000
@@ -78,7 +79,7 @@ def _row(engine: Engine, reference: str) -> Collection:
 def test_each_finding_on_purpose_and_nothing_else(database_url: str, engine: Engine) -> None:
     """Exact, over, under, late, fee drift, stuck, unpaid-expired and unknown collections end
     with exactly their own finding (none for exact and for unpaid-expired), each alerted once
-    and each final status relayed as `collection.confirmed`."""
+    and each final status relayed as `collection.confirmed`; `findings list` names them."""
     with running_sandbox(collection_ttl=2.0) as sandbox:
         for reference in ("EXACT", "OVER", "UNDER", "NEVER"):
             _create(engine, sandbox, reference)
@@ -137,7 +138,9 @@ def test_each_finding_on_purpose_and_nothing_else(database_url: str, engine: Eng
                 RelayEvent.reference == "OVER",  # type: ignore[arg-type]
             )
         ).scalar_one()
+        listed = {item["reference"]: item for item in list_findings(session)}
     assert (opened.subject, opened.sequence) == ("collection", 2)
+    assert (listed["OVER"]["subject"], listed["OVER"]["kind"]) == ("collection", "overpaid")
     assert '"subject":"collection"' in opened.body and '"kind":"overpaid"' in opened.body
 
 
