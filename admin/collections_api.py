@@ -13,15 +13,14 @@ from admin.api import (
     DATABASE_ERRORS,
     PAYOUT_STATUS,
     database_unavailable,
+    get_record,
     json_body,
-    parse_transfer_query,
+    list_page,
+    post_registration,
 )
-from admin.errors import ExpectedInputError, QueryError
 from admin.expected import parse_expected_collection, register_collection
 from ledger.collections import CURSOR_KIND, collection_record, find_collection, list_collections
-from ledger.db import read_session, write_session
-from ledger.errors import ConflictError
-from ledger.types import takes_text, utcnow
+from ledger.types import utcnow
 from payments.collections import CollectionRequest, create_collection
 from payments.errors import CollectionError, CollectionInputError
 from receiver.answers import json_error
@@ -39,73 +38,23 @@ def _engine(request: Request) -> Engine:
 
 async def get_collection(request: Request) -> Response:
     """`GET /api/collections/{reference}` (merchant's or provider's reference)."""
-    reference = request.path_params["reference"]
-    if not takes_text(reference) or len(reference) > 200:
-        return json_error(404, "not_found", "no collection with that reference")
-
-    def load() -> dict[str, Any] | None:
-        with read_session(_engine(request)) as session:
-            collection = find_collection(session, reference)
-            return None if collection is None else collection_record(session, collection)
-
-    try:
-        record = await run_in_threadpool(load)
-    except DATABASE_ERRORS:
-        return database_unavailable()
-    if record is None:
-        return json_error(404, "not_found", f"no collection with reference {reference!r}")
-    return JSONResponse(record)
+    return await get_record(
+        request, find=find_collection, record=collection_record, noun="collection"
+    )
 
 
 async def list_collection_page(request: Request) -> Response:
     """`GET /api/collections?status=&finding=&since=&limit=&cursor=`."""
-    try:
-        query = parse_transfer_query(request.query_params, cursor_kind=CURSOR_KIND)
-    except QueryError as exc:
-        return json_error(400, "invalid_query", str(exc), parameter=exc.parameter)
-
-    def load() -> dict[str, Any]:
-        with read_session(_engine(request)) as session:
-            page = list_collections(
-                session,
-                status=query.status,
-                finding=query.finding,
-                since=query.since,
-                limit=query.limit,
-                cursor=query.cursor,
-            )
-            return {
-                "items": [collection_record(session, c) for c in page.items],
-                "next_cursor": page.next_cursor,
-            }
-
-    try:
-        return JSONResponse(await run_in_threadpool(load))
-    except DATABASE_ERRORS:
-        return database_unavailable()
+    return await list_page(
+        request, lister=list_collections, record=collection_record, cursor_kind=CURSOR_KIND
+    )
 
 
 async def post_expected_collection(request: Request) -> Response:
     """`POST /api/collections/expected`: 201 new, 200 identical, 409 different."""
-    body = await json_body(request)
-    if isinstance(body, JSONResponse):
-        return body
-    try:
-        expected = parse_expected_collection(body)
-    except ExpectedInputError as exc:
-        return json_error(422, "invalid", exc.message, field=exc.field)
-
-    def store() -> tuple[dict[str, Any], bool]:
-        with write_session(_engine(request)) as session:
-            return register_collection(session, expected, now=utcnow())
-
-    try:
-        record, created = await run_in_threadpool(store)
-    except ConflictError as exc:
-        return json_error(409, "conflict", str(exc))
-    except DATABASE_ERRORS:
-        return database_unavailable()
-    return JSONResponse(record, status_code=201 if created else 200)
+    return await post_registration(
+        request, parse=parse_expected_collection, register=register_collection
+    )
 
 
 def collection_request(body: dict[str, Any]) -> CollectionRequest:

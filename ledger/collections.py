@@ -6,19 +6,13 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import exists, or_, select
+from sqlalchemy import or_, select
 from sqlmodel import Session, col
 
 from ledger.errors import ConflictError
 from ledger.events.payloads import iso
 from ledger.models import Collection, Finding
-from ledger.queries import (
-    ANY_FINDING,
-    MAX_PAGE,
-    decode_cursor,
-    encode_cursor,
-    finding_dict,
-)
+from ledger.queries import finding_dict, keyset_page, with_open_finding
 from ledger.types import Initiation, TransferOrigin, TransferStatus
 from ledger.upsert import insert_ignore
 
@@ -100,28 +94,19 @@ def list_collections(
     cursor: str | None = None,
 ) -> CollectionPage:
     """Collections newest first, filtered; keyset-paginated by id so pages never shift."""
-    limit = max(1, min(limit, MAX_PAGE))
-    statement = select(Collection).order_by(col(Collection.id).desc())
+    statement = select(Collection)
     if status is not None:
         statement = statement.where(col(Collection.status) == status.value)
     if since is not None:
         statement = statement.where(col(Collection.created_at) >= since)
     if finding is not None:
-        conditions = [
-            col(Finding.collection_id) == col(Collection.id),
-            col(Finding.resolved_at).is_(None),
-        ]
-        if finding != ANY_FINDING:
-            conditions.append(col(Finding.kind) == finding)
-        statement = statement.where(exists().where(*conditions))
-    if cursor is not None:
-        statement = statement.where(col(Collection.id) < decode_cursor(cursor, kind=CURSOR_KIND))
-    rows = list(session.execute(statement.limit(limit + 1)).scalars())
-    more = len(rows) > limit
-    rows = rows[:limit]
-    last_id = rows[-1].id if rows else None
-    next_cursor = encode_cursor(last_id, kind=CURSOR_KIND) if more and last_id is not None else None
-    return CollectionPage(rows, next_cursor)
+        statement = statement.where(
+            with_open_finding(col(Finding.collection_id) == col(Collection.id), finding)
+        )
+    items, next_cursor = keyset_page(
+        session, statement, Collection, limit=limit, cursor=cursor, kind=CURSOR_KIND
+    )
+    return CollectionPage(items, next_cursor)
 
 
 @dataclass(frozen=True)

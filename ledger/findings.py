@@ -10,6 +10,7 @@ each change's relay event in the same transaction (tests/unit/test_dependencies.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 
 from sqlalchemy import select
 from sqlmodel import Session
@@ -103,6 +104,22 @@ def resolve_finding(
     finding.resolved_at = now
     finding.updated_at = now
     return finding
+
+
+def open_kinds_by_subject(
+    session: Session, *, column: str, ids: Iterable[int]
+) -> dict[int, set[str]]:
+    """The kinds of the open findings of each subject (`column` is `transfer_id` or
+    `collection_id`): one query for a chunk, so resolving costs nothing when none is open."""
+    table = Finding.__table__  # type: ignore[attr-defined]
+    found: dict[int, set[str]] = {}
+    for subject_id, kind in session.execute(
+        select(table.c[column], table.c.kind).where(
+            table.c[column].in_(list(ids)), table.c.resolved_at.is_(None)
+        )
+    ):
+        found.setdefault(int(subject_id), set()).add(str(kind))
+    return found
 
 
 MAX_NOTE_CHARS = 2000

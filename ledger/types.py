@@ -69,6 +69,14 @@ class TransferStatus(enum.StrEnum):
     FAILED = "failed"
 
 
+def status_or_none(value: str | None) -> TransferStatus | None:
+    """The status a ledger column holds, or None when it is empty or not a known status."""
+    try:
+        return None if value is None else TransferStatus(value)
+    except ValueError:
+        return None
+
+
 class TransferOrigin(enum.StrEnum):
     """How the ledger learnt of a transfer."""
 

@@ -14,8 +14,9 @@ from ledger.db import write_session
 from ledger.events import collections as relay_collections
 from ledger.events.findings import raise_finding, resolve_finding
 from ledger.events.outbox import Subscriber, subscribers
-from ledger.models import Collection, Finding
-from ledger.types import Initiation, TransferStatus
+from ledger.findings import open_kinds_by_subject
+from ledger.models import Collection
+from ledger.types import Initiation, TransferStatus, status_or_none
 from reconcile.checks import Answer, NotFound, Transient
 from reconcile.collection_checks import (
     COLLECTION_KINDS,
@@ -39,26 +40,19 @@ def collection_policy_of(settings: Any) -> CollectionPolicy:
     )
 
 
-def _status(value: str | None) -> TransferStatus | None:
-    try:
-        return None if value is None else TransferStatus(value)
-    except ValueError:
-        return None
-
-
 def collection_view(row: Collection) -> CollectionView:
     """The pure core's view of a collection row."""
     return CollectionView(
         reference=row.reference,
         amount=row.amount,
         fee=row.fee,
-        status=_status(row.status) or TransferStatus.PENDING,
+        status=status_or_none(row.status) or TransferStatus.PENDING,
         confirmed=row.confirmed,
         created_at=row.created_at,
         expires_at=row.expires_at,
         provider_reference=row.provider_reference,
         initiation=Initiation(row.initiation) if row.initiation else None,
-        provider_status=_status(row.provider_status),
+        provider_status=status_or_none(row.provider_status),
         amount_paid=row.amount_paid,
         provider_fee=row.provider_fee,
         paid_at=row.paid_at,
@@ -157,13 +151,7 @@ def apply_collections(
     """Record one chunk of answers in one transaction (rows a peer took over are skipped)."""
     with write_session(engine) as session:
         by_id = {target.id: answer for target, answer in results}
-        open_kinds: dict[int, set[str]] = {}
-        for collection_id, kind in session.execute(
-            select(col(Finding.collection_id), col(Finding.kind)).where(
-                col(Finding.collection_id).in_(list(by_id)), col(Finding.resolved_at).is_(None)
-            )
-        ):
-            open_kinds.setdefault(int(collection_id), set()).add(str(kind))
+        open_kinds = open_kinds_by_subject(session, column="collection_id", ids=by_id)
         endpoints = subscribers(session)
         rows = session.execute(
             select(Collection)

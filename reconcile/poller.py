@@ -23,8 +23,9 @@ from ledger.db import write_session
 from ledger.events import transfers as relay_transfers
 from ledger.events.findings import raise_finding, resolve_finding
 from ledger.events.outbox import Subscriber, subscribers
-from ledger.models import Collection, Finding, Transfer
-from ledger.types import FindingKind, Initiation, TransferStatus, utcnow
+from ledger.findings import open_kinds_by_subject
+from ledger.models import Collection, Transfer
+from ledger.types import FindingKind, Initiation, TransferStatus, status_or_none, utcnow
 from provider.errors import AuthenticationError
 from reconcile.alerts import AlertSink, alert_provider_key_refused, dispatch_alerts
 from reconcile.checks import Answer, LedgerView, NotFound, Policy, Transient, evaluate
@@ -101,28 +102,21 @@ def policy_of(settings: ReconcileSettings) -> Policy:
     )
 
 
-def _status(value: str | None) -> TransferStatus | None:
-    try:
-        return None if value is None else TransferStatus(value)
-    except ValueError:
-        return None
-
-
 def view_of(transfer: Transfer) -> LedgerView:
     """The pure core's view of a transfer row."""
     return LedgerView(
         reference=transfer.reference,
         amount=transfer.amount,
         fee=transfer.fee,
-        status=_status(transfer.status) or TransferStatus.PENDING,
+        status=status_or_none(transfer.status) or TransferStatus.PENDING,
         confirmed=transfer.confirmed,
         created_at=transfer.created_at,
         provider_reference=transfer.provider_reference,
         initiation=Initiation(transfer.initiation) if transfer.initiation else None,
-        webhook_status=_status(transfer.webhook_status),
+        webhook_status=status_or_none(transfer.webhook_status),
         webhook_amount=transfer.webhook_amount,
         webhook_fee=transfer.webhook_fee,
-        provider_status=_status(transfer.provider_status),
+        provider_status=status_or_none(transfer.provider_status),
         provider_amount=transfer.provider_amount,
         provider_fee=transfer.provider_fee,
         failure_reason=transfer.failure_reason,
@@ -222,14 +216,7 @@ def _apply(
 ) -> None:
     with write_session(engine) as session:
         by_id = {target.id: answer for target, answer in results}
-        # One query for the chunk's open findings, so resolving costs nothing when none is open.
-        open_kinds: dict[int, set[str]] = {}
-        for transfer_id, kind in session.execute(
-            select(col(Finding.transfer_id), col(Finding.kind)).where(
-                col(Finding.transfer_id).in_(list(by_id)), col(Finding.resolved_at).is_(None)
-            )
-        ):
-            open_kinds.setdefault(int(transfer_id), set()).add(str(kind))
+        open_kinds = open_kinds_by_subject(session, column="transfer_id", ids=by_id)
         endpoints = subscribers(session)  # read once for the chunk's relay events
         rows = session.execute(
             select(Transfer)

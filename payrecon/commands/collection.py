@@ -8,22 +8,21 @@ from typing import Any
 
 import click
 
-from admin.errors import ExpectedInputError
 from admin.expected import (
     parse_expected_collection,
     parse_expected_collection_row,
     register_collection,
 )
 from ledger.collections import collection_record, find_collection
-from ledger.db import read_session, write_session
-from ledger.errors import ConflictError, LedgerError
+from ledger.db import read_session
+from ledger.errors import LedgerError
 from ledger.types import takes_text, utcnow
 from payments.collections import CollectionRequest, create_collection
 from payments.errors import CollectionError
 from payrecon.clients import make_client
 from payrecon.commands.payout import EXIT_FOR_KIND
 from payrecon.context import EXIT_USAGE, app_context, fail
-from payrecon.csvimport import parse_rows
+from payrecon.csvimport import parse_rows, register_all, register_one
 from payrecon.errors import ConfigError
 from payrecon.params import KOBO, PAYOUT_KOBO
 from reconcile.reports.naira import naira
@@ -110,22 +109,12 @@ def describe(record: dict[str, Any], *, created: bool | None = None) -> str:
 @click.pass_context
 def expect(ctx: click.Context, reference: str, amount: int, expires_at: str | None) -> None:
     """Register one collection created elsewhere so the reconciler checks it."""
-    app = app_context(ctx)
-    try:
-        expected = parse_expected_collection(
-            {"reference": reference, "amount": amount, "expires_at": expires_at}
-        )
-    except ExpectedInputError as exc:
-        fail(f"--{exc.field.replace('_', '-')}: {exc.message}", EXIT_USAGE)
-    try:
-        with write_session(app.engine()) as session:
-            record, created = register_collection(session, expected, now=utcnow())
-    except ConflictError as exc:
-        fail(str(exc), EXIT_USAGE)
-    except LedgerError as exc:
-        fail(f"database unavailable: {exc}")
-    verb = "registered" if created else "already registered (identical)"
-    click.echo(f"{record['reference']}: {verb}")
+    register_one(
+        app_context(ctx).engine(),
+        {"reference": reference, "amount": amount, "expires_at": expires_at},
+        parse=parse_expected_collection,
+        register=register_collection,
+    )
 
 
 @collection.command("import")
@@ -144,26 +133,7 @@ def import_file(ctx: click.Context, file: Path, as_json: bool) -> None:
         columns=IMPORT_COLUMNS,
         parse=parse_expected_collection_row,
     )
-    created = identical = 0
-    try:
-        with write_session(app.engine()) as session:
-            now = utcnow()
-            for line, expected in enumerate(parsed, start=2):
-                try:
-                    _, was_created = register_collection(session, expected, now=now)
-                except ConflictError as exc:
-                    raise ConflictError(f"{file}:{line}: {exc}") from exc
-                created += was_created
-                identical += not was_created
-    except ConflictError as exc:
-        fail(f"{exc} (nothing imported)", EXIT_USAGE)
-    except LedgerError as exc:
-        fail(f"database unavailable: {exc}")
-    summary = {"rows": len(parsed), "registered": created, "already_registered": identical}
-    if as_json:
-        click.echo(json.dumps(summary))
-    else:
-        click.echo(f"{summary['rows']} rows: {created} registered, {identical} already registered")
+    register_all(app.engine(), file, parsed, register=register_collection, as_json=as_json)
 
 
 @collection.command("show")

@@ -9,9 +9,17 @@ from ledger.models import Collection, Finding
 from reconcile.advice import what_to_do
 from reconcile.reports.model import CollectionTotals, OpenFinding, StatusTotals
 from reconcile.reports.period import Period
-from reconcile.reports.sql import C, as_int, collection_amount, collection_fee, flag, in_period
+from reconcile.reports.sql import (
+    C,
+    F,
+    as_int,
+    collection_amount,
+    collection_fee,
+    finding_counts,
+    flag,
+    in_period,
+)
 
-F = Finding.__table__.c  # type: ignore[attr-defined]
 _ON_COLLECTIONS = Finding.__table__.join(Collection.__table__, F.collection_id == C.id)  # type: ignore[attr-defined]
 
 
@@ -44,18 +52,7 @@ def collection_finding_counts(
     session: Session, period: Period
 ) -> tuple[dict[str, int], dict[str, int]]:
     """Open findings on the period's collections by kind, and how many are acknowledged."""
-    statement = (
-        select(F.kind, func.count(), func.sum(flag(F.acknowledged_at.is_not(None))))
-        .select_from(_ON_COLLECTIONS)
-        .where(F.resolved_at.is_(None), *in_period(period, C))
-        .group_by(F.kind)
-    )
-    opened: dict[str, int] = {}
-    acknowledged: dict[str, int] = {}
-    for kind, count, acked in session.execute(statement):
-        opened[kind] = as_int(count)
-        acknowledged[kind] = as_int(acked)
-    return opened, acknowledged
+    return finding_counts(session, _ON_COLLECTIONS, in_period(period, C))
 
 
 def open_collection_findings(session: Session, period: Period) -> list[OpenFinding]:

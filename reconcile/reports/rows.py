@@ -6,8 +6,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import case, func, literal_column, select
+from sqlalchemy import case, func, literal_column, null, select
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session
 
@@ -120,6 +121,12 @@ def iter_transfer_rows(
         .where(*in_period(period or Period()))
         .order_by(T.created_at, T.id)
     )
+    yield from _stream(session, statement, batch, "transfer")
+
+
+def _stream(session: Session, statement: Any, batch: int, type: str) -> Iterator[TransferRow]:
+    """The rows of a statement selecting COLUMNS' figures in order (without `type` and
+    `lagos_date`), `batch` at a time."""
     result = session.execute(statement, execution_options={"yield_per": batch})
     for row in result:
         yield TransferRow(
@@ -139,6 +146,7 @@ def iter_transfer_rows(
             provider_fee=row[13],
             failure_reason=row[14],
             findings=_sorted_findings(row[15]),
+            type=type,
         )
 
 
@@ -160,6 +168,8 @@ def iter_collection_rows(
             collection_fee(),
             C.amount,
             C.fee,
+            null(),  # the provider sends no collection webhooks
+            null(),
             C.amount_paid,
             C.provider_fee,
             C.failure_reason,
@@ -168,27 +178,7 @@ def iter_collection_rows(
         .where(*in_period(period or Period(), C))
         .order_by(C.created_at, C.id)
     )
-    result = session.execute(statement, execution_options={"yield_per": batch})
-    for row in result:
-        yield TransferRow(
-            reference=row[0],
-            provider_reference=row[1],
-            origin=row[2],
-            status=row[3],
-            confirmed=bool(row[4]),
-            created_at=row[5],
-            amount=as_int(row[6]),
-            fee=as_int(row[7]),
-            expected_amount=row[8],
-            quoted_fee=row[9],
-            webhook_amount=None,
-            webhook_fee=None,
-            provider_amount=row[10],
-            provider_fee=row[11],
-            failure_reason=row[12],
-            findings=_sorted_findings(row[13]),
-            type="collection",
-        )
+    yield from _stream(session, statement, batch, "collection")
 
 
 def iter_report_rows(session: Session, period: Period | None = None) -> Iterator[TransferRow]:

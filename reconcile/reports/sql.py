@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Date, Integer, case, cast, func, literal_column
+from sqlalchemy import Date, Integer, case, cast, func, literal_column, select
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session
 
-from ledger.models import Collection, Transfer
+from ledger.models import Collection, Finding, Transfer
 from reconcile.reports.period import Period
 
 T = Transfer.__table__.c  # type: ignore[attr-defined]
 C = Collection.__table__.c  # type: ignore[attr-defined]
+F = Finding.__table__.c  # type: ignore[attr-defined]
 # Each source's figures for one transfer, named as `advice.Figures` reads them.
 FIGURE_COLUMNS = (
     T.amount,
@@ -87,3 +88,22 @@ def as_int(value: Any) -> int:
 def flag(condition: ColumnElement[bool]) -> ColumnElement[Any]:
     """1 where the condition holds, else 0, for counting with SUM."""
     return cast(case((condition, 1), else_=0), Integer)
+
+
+def finding_counts(
+    session: Session, subjects: Any, conditions: list[ColumnElement[bool]]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Open findings by kind over `subjects` (findings joined to their table) where
+    `conditions` hold, and how many of each are acknowledged."""
+    statement = (
+        select(F.kind, func.count(), func.sum(flag(F.acknowledged_at.is_not(None))))
+        .select_from(subjects)
+        .where(F.resolved_at.is_(None), *conditions)
+        .group_by(F.kind)
+    )
+    opened: dict[str, int] = {}
+    acknowledged: dict[str, int] = {}
+    for kind, count, acked in session.execute(statement):
+        opened[kind] = as_int(count)
+        acknowledged[kind] = as_int(acked)
+    return opened, acknowledged

@@ -34,6 +34,7 @@ from reconcile.reports.sql import (
     counted_amount,
     counted_fee,
     dialect_of,
+    finding_counts,
     flag,
     in_period,
     lagos_date,
@@ -155,18 +156,8 @@ def _add_to_day(line: DayLine, status: str, count: int, amount: int, fee: int) -
 
 
 def _finding_counts(session: Session, period: Period) -> tuple[dict[str, int], dict[str, int]]:
-    statement = (
-        select(F.kind, func.count(), func.sum(flag(F.acknowledged_at.is_not(None))))
-        .select_from(Finding.__table__.join(Transfer.__table__, F.transfer_id == T.id))  # type: ignore[attr-defined]
-        .where(F.resolved_at.is_(None), *in_period(period))
-        .group_by(F.kind)
-    )
-    opened: dict[str, int] = {}
-    acknowledged: dict[str, int] = {}
-    for kind, count, acked in session.execute(statement):
-        opened[kind] = as_int(count)
-        acknowledged[kind] = as_int(acked)
-    return opened, acknowledged
+    on_transfers = Finding.__table__.join(Transfer.__table__, F.transfer_id == T.id)  # type: ignore[attr-defined]
+    return finding_counts(session, on_transfers, in_period(period))
 
 
 def _open_findings(session: Session, period: Period) -> list[OpenFinding]:

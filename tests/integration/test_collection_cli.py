@@ -137,7 +137,7 @@ def test_import_checks_the_whole_file_first(
     refused = _run(database_url, "collection", "import", str(bad))
     clash = _run(database_url, "collection", "import", str(dup))
     assert "I-2" not in refused.stderr and _one_line(refused).endswith("in digits 0-9")
-    assert clash.exit_code == 2 and "nothing imported" in clash.stderr
+    assert clash.exit_code == 1 and "nothing imported" in clash.stderr
     assert _stored(engine) == 0
     assert _one_line(_run(database_url, "collection", "import", str(missing))).endswith("amount")
     assert _run(database_url, "collection", "import", str(binary)).exit_code == 2
