@@ -12,7 +12,7 @@ from sqlmodel import Session, col
 from ledger.errors import ConflictError
 from ledger.events.payloads import iso
 from ledger.models import Collection, Finding
-from ledger.queries import finding_dict, keyset_page, with_open_finding
+from ledger.queries import finding_dict, keyset_page, refuse_different, with_open_finding
 from ledger.types import Initiation, TransferOrigin, TransferStatus
 from ledger.upsert import insert_ignore
 
@@ -199,18 +199,13 @@ def register_expected_collection(
             raise ConflictError(
                 f"reference {expected.reference!r} collides with another collection"
             )
-    differences = [
-        name
-        for name, have, want in (
+    refuse_different(
+        "collection",
+        existing.reference,
+        (
             ("reference", existing.reference, expected.reference),
             ("amount", existing.amount, expected.amount),
             ("expires_at", existing.expires_at, expected.expires_at),
-        )
-        if want is not None and have != want
-    ]
-    if differences:
-        raise ConflictError(
-            f"collection {existing.reference!r} is already registered with a different "
-            + ", ".join(differences)
-        )
+        ),
+    )
     return existing, False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -228,22 +229,27 @@ def _merge_expected(existing: Transfer, expected: ExpectedTransfer, now: dt.date
         existing.next_check_at = now
         existing.updated_at = now
         return existing
-    differences = [
-        name
-        for name, have, want in (
+    refuse_different(
+        "transfer",
+        existing.reference,
+        (
             ("reference", existing.reference, expected.reference),
             ("amount", existing.amount, expected.amount),
             ("fee", existing.fee, expected.fee),
             ("provider_reference", existing.provider_reference, expected.provider_reference),
-        )
-        if want is not None and have != want
-    ]
+        ),
+    )
+    return existing
+
+
+def refuse_different(noun: str, reference: str, fields: Iterable[tuple[str, Any, Any]]) -> None:
+    """ConflictError naming every (name, held, wanted) field whose wanted value is given and
+    differs from the one held: a registration may repeat, never change, what is recorded."""
+    differences = [name for name, have, want in fields if want is not None and have != want]
     if differences:
         raise ConflictError(
-            f"transfer {existing.reference!r} is already registered with a different "
-            + ", ".join(differences)
+            f"{noun} {reference!r} is already registered with a different " + ", ".join(differences)
         )
-    return existing
 
 
 def _iso(value: dt.datetime | None) -> str | None:

@@ -6,24 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner, Result
 from sqlalchemy import Engine, func, select
 
 from ledger.db import read_session
 from ledger.models import Collection
-from payrecon.cli import cli
 from tests.integration.reconcile.helpers import running_sandbox
+from tests.support.cli import one_line, run_cli
 from tests.support.numbers import HOSTILE_TEXT
-
-
-def _run(database_url: str, *args: str, **env: str) -> Result:
-    return CliRunner().invoke(cli, list(args), env={"PAYRECON_DATABASE_URL": database_url, **env})
-
-
-def _one_line(result: Result) -> str:
-    lines = result.stderr.strip().splitlines()
-    assert result.exit_code == 2 and len(lines) == 1, (result.exit_code, result.output)
-    return lines[0]
 
 
 def _stored(engine: Engine) -> int:
@@ -38,7 +27,7 @@ def test_create_prints_where_to_pay_and_show_reads_it_back(database_url: str) ->
             "PAYRECON_PROVIDER_BASE_URL": sandbox.base_url,
             "PAYRECON_PROVIDER_SECRET_KEY": sandbox.config.secret_key,
         }
-        created = _run(
+        created = run_cli(
             database_url,
             "collection",
             "create",
@@ -50,7 +39,7 @@ def test_create_prints_where_to_pay_and_show_reads_it_back(database_url: str) ->
             "Ada Obi",
             **env,
         )
-        again = _run(
+        again = run_cli(
             database_url,
             "collection",
             "create",
@@ -60,7 +49,7 @@ def test_create_prints_where_to_pay_and_show_reads_it_back(database_url: str) ->
             "CLI-1",
             **env,
         )
-    shown = _run(database_url, "collection", "show", "CLI-1", "--json")
+    shown = run_cli(database_url, "collection", "show", "CLI-1", "--json")
     record = json.loads(shown.stdout)
     assert created.exit_code == 0, created.output
     assert "₦12,500.00" in created.stdout and record["account_number"] in created.stdout
@@ -76,15 +65,15 @@ def test_hostile_amounts_exit_2_and_nothing_is_written(database_url: str, engine
         "PAYRECON_PROVIDER_SECRET_KEY": "sk_test_x" * 2,
     }
     for text in [*HOSTILE_TEXT, "0"]:
-        create = _run(
+        create = run_cli(
             database_url, "collection", "create", "--reference", "H-1", f"--amount={text}", **env
         )
-        assert _one_line(create).startswith("payrecon: --amount: must be"), text
+        assert one_line(create).startswith("payrecon: --amount: must be"), text
     for text in HOSTILE_TEXT:
-        expect = _run(
+        expect = run_cli(
             database_url, "collection", "expect", "--reference", "H-2", f"--amount={text}"
         )
-        assert _one_line(expect).startswith("payrecon: --amount: must be"), text
+        assert one_line(expect).startswith("payrecon: --amount: must be"), text
     assert _stored(engine) == 0
 
 
@@ -95,11 +84,11 @@ def test_bad_fields_exit_2_naming_the_option(database_url: str, engine: Engine) 
         "PAYRECON_PROVIDER_SECRET_KEY": "sk_test_x" * 2,
     }
     base = ["collection", "create", "--amount", "100"]
-    usd = _run(database_url, *base, "--reference", "B-1", "--currency", "USD", **env)
-    long = _run(database_url, *base, "--reference", "R" * 101, **env)
-    blank = _run(database_url, *base, "--reference", "  ", **env)
-    email = _run(database_url, *base, "--reference", "B-2", "--customer-email", "x@y", **env)
-    expiry = _run(
+    usd = run_cli(database_url, *base, "--reference", "B-1", "--currency", "USD", **env)
+    long = run_cli(database_url, *base, "--reference", "R" * 101, **env)
+    blank = run_cli(database_url, *base, "--reference", "  ", **env)
+    email = run_cli(database_url, *base, "--reference", "B-2", "--customer-email", "x@y", **env)
+    expiry = run_cli(
         database_url,
         "collection",
         "expect",
@@ -110,11 +99,11 @@ def test_bad_fields_exit_2_naming_the_option(database_url: str, engine: Engine) 
         "--expires-at",
         "soon",
     )
-    assert _one_line(usd).startswith("payrecon: --currency:")
-    assert _one_line(long).startswith("payrecon: --reference:")
-    assert _one_line(blank).startswith("payrecon: --reference:")
-    assert _one_line(email).startswith("payrecon: --customer-email:")
-    assert _one_line(expiry).startswith("payrecon: --expires-at:")
+    assert one_line(usd).startswith("payrecon: --currency:")
+    assert one_line(long).startswith("payrecon: --reference:")
+    assert one_line(blank).startswith("payrecon: --reference:")
+    assert one_line(email).startswith("payrecon: --customer-email:")
+    assert one_line(expiry).startswith("payrecon: --expires-at:")
     assert _stored(engine) == 0
 
 
@@ -134,15 +123,15 @@ def test_import_checks_the_whole_file_first(
     missing.write_text("reference\nI-9\n", encoding="utf-8")
     binary = tmp_path / "binary.csv"
     binary.write_bytes(b"\xff\xfe\x00garbage")
-    refused = _run(database_url, "collection", "import", str(bad))
-    clash = _run(database_url, "collection", "import", str(dup))
-    assert "I-2" not in refused.stderr and _one_line(refused).endswith("in digits 0-9")
+    refused = run_cli(database_url, "collection", "import", str(bad))
+    clash = run_cli(database_url, "collection", "import", str(dup))
+    assert "I-2" not in refused.stderr and one_line(refused).endswith("in digits 0-9")
     assert clash.exit_code == 1 and "nothing imported" in clash.stderr
     assert _stored(engine) == 0
-    assert _one_line(_run(database_url, "collection", "import", str(missing))).endswith("amount")
-    assert _run(database_url, "collection", "import", str(binary)).exit_code == 2
-    first = _run(database_url, "collection", "import", str(good), "--json")
-    second = _run(database_url, "collection", "import", str(good), "--json")
+    assert one_line(run_cli(database_url, "collection", "import", str(missing))).endswith("amount")
+    assert run_cli(database_url, "collection", "import", str(binary)).exit_code == 2
+    first = run_cli(database_url, "collection", "import", str(good), "--json")
+    second = run_cli(database_url, "collection", "import", str(good), "--json")
     assert json.loads(first.stdout) == {"rows": 2, "registered": 2, "already_registered": 0}
     assert json.loads(second.stdout) == {"rows": 2, "registered": 0, "already_registered": 2}
 
@@ -150,4 +139,4 @@ def test_import_checks_the_whole_file_first(
 def test_show_of_an_unknown_or_hostile_reference_exits_2(database_url: str) -> None:
     """An unknown, NUL-bearing or huge reference is one line and exit 2, never a traceback."""
     for reference in ("NOPE", "A\x00B", "x" * 10_000):
-        assert _one_line(_run(database_url, "collection", "show", reference))
+        assert one_line(run_cli(database_url, "collection", "show", reference))

@@ -9,19 +9,14 @@ import json
 from pathlib import Path
 
 import openpyxl
-from click.testing import CliRunner, Result
 from sqlalchemy import Engine, insert
 
 from ledger.db import write_session
 from ledger.models import Collection, Finding
-from payrecon.cli import cli
 from tests.integration.reports.ledgers import UTC, Spec, insert_ledger
+from tests.support.cli import run_cli
 
 START = dt.datetime(2025, 3, 1, 9, tzinfo=UTC)
-
-
-def _run(database_url: str, *args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), env={"PAYRECON_DATABASE_URL": database_url})
 
 
 def _collection(number: int, status: str, **values: object) -> dict[str, object]:
@@ -91,7 +86,7 @@ NET = RECEIVED - FEES - DEBIT
 def test_json_has_the_collections_block_and_net_flow(database_url: str, engine: Engine) -> None:
     """`report --format json` counts collections by status, received, fees and net flow."""
     _ledger(engine)
-    got = json.loads(_run(database_url, "report", "--format", "json").stdout)
+    got = json.loads(run_cli(database_url, "report", "--format", "json").stdout)
     assert got["collections"] == {
         "total": 5,
         "by_status": {
@@ -112,7 +107,9 @@ def test_csv_has_a_type_column_and_a_row_per_collection(database_url: str, engin
     """The CSV lists the transfer then each collection, `type` telling them apart; the
     collection rows add up to the JSON's figures."""
     _ledger(engine)
-    rows = list(csv.DictReader(io.StringIO(_run(database_url, "report", "--format", "csv").stdout)))
+    rows = list(
+        csv.DictReader(io.StringIO(run_cli(database_url, "report", "--format", "csv").stdout))
+    )
     kinds = [row["type"] for row in rows]
     collections = [row for row in rows if row["type"] == "collection"]
     successful = [row for row in collections if row["status"] == "successful"]
@@ -129,9 +126,9 @@ def test_html_and_xlsx_show_the_same_figures(
     """The HTML page and the spreadsheet show received, fees and net flow as the JSON does."""
     _ledger(engine)
     page, book = tmp_path / "r.html", tmp_path / "r.xlsx"
-    assert _run(database_url, "report", "--format", "html", "--output", str(page)).exit_code == 0
-    assert _run(database_url, "report", "--format", "xlsx", "--output", str(book)).exit_code == 0
-    text = _run(database_url, "report").stdout
+    assert run_cli(database_url, "report", "--format", "html", "--output", str(page)).exit_code == 0
+    assert run_cli(database_url, "report", "--format", "xlsx", "--output", str(book)).exit_code == 0
+    text = run_cli(database_url, "report").stdout
     html = page.read_text("utf-8")
     assert "Collections by status" in html
     assert "₦22,000.00" in html and "₦220.00" in html and "₦20,770.00" in html
