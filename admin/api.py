@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
+from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -34,6 +36,8 @@ from receiver.body import read_limited
 from receiver.errors import ReceiverError
 
 MAX_ADMIN_BODY = 64 * 1024
+# Longer than any reference (100) or provider reference: a path past it finds nothing.
+MAX_PATH_REFERENCE = 200
 DEFAULT_PAGE = 50
 # What a read or write raises while the database is down or cannot answer. Input is checked
 # before the database sees it, so none of these is the caller's fault: 503, as the webhook.
@@ -79,23 +83,35 @@ def _engine(request: Request) -> Engine:
 
 async def get_transfer(request: Request) -> Response:
     """`GET /api/transfers/{reference}` (merchant's or provider's reference)."""
+    return await get_record(request, find=find_transfer, record=transfer_record, noun="transfer")
+
+
+async def get_record(
+    request: Request,
+    *,
+    find: Callable[[Session, str], Any],
+    record: Callable[[Session, Any], dict[str, Any]],
+    noun: str,
+) -> Response:
+    """The record of the row `find` gives for the path's `{reference}`, or 404."""
     reference = request.path_params["reference"]
-    if not takes_text(reference):
-        # A NUL no column can hold (PostgreSQL refuses it in a query): no transfer has it.
-        return json_error(404, "not_found", "no transfer with that reference")
+    if not takes_text(reference) or len(reference) > MAX_PATH_REFERENCE:
+        # A NUL no column can hold (PostgreSQL refuses it in a query), or longer than any
+        # reference: no row has it.
+        return json_error(404, "not_found", f"no {noun} with that reference")
 
     def load() -> dict[str, Any] | None:
         with read_session(_engine(request)) as session:
-            transfer = find_transfer(session, reference)
-            return None if transfer is None else transfer_record(session, transfer)
+            row = find(session, reference)
+            return None if row is None else record(session, row)
 
     try:
-        record = await run_in_threadpool(load)
+        found = await run_in_threadpool(load)
     except DATABASE_ERRORS:
         return database_unavailable()
-    if record is None:
-        return json_error(404, "not_found", f"no transfer with reference {reference!r}")
-    return JSONResponse(record)
+    if found is None:
+        return json_error(404, "not_found", f"no {noun} with reference {reference!r}")
+    return JSONResponse(found)
 
 
 def parse_instant(text: str, *, parameter: str) -> dt.datetime:
@@ -124,8 +140,9 @@ class TransferQuery:
     cursor: str | None
 
 
-def parse_transfer_query(query: Any) -> TransferQuery:
-    """`status`, `finding`, `since`, `limit`, `cursor`; QueryError naming the first bad one."""
+def parse_transfer_query(query: Any, *, cursor_kind: str = "t") -> TransferQuery:
+    """`status`, `finding`, `since`, `limit`, `cursor` (of `cursor_kind`: `t` transfers, `c`
+    collections); QueryError naming the first bad one."""
     raw_status = query.get("status") or None
     try:
         status = None if raw_status is None else TransferStatus(raw_status)
@@ -144,7 +161,7 @@ def parse_transfer_query(query: Any) -> TransferQuery:
     cursor = query.get("cursor") or None
     if cursor is not None:
         try:
-            decode_cursor(cursor)
+            decode_cursor(cursor, kind=cursor_kind)
         except ValueError:
             raise QueryError("cursor", "is not a cursor this API gave out") from None
     return TransferQuery(
@@ -158,14 +175,26 @@ def parse_transfer_query(query: Any) -> TransferQuery:
 
 async def list_transfer_page(request: Request) -> Response:
     """`GET /api/transfers?status=&finding=&since=&limit=&cursor=`."""
+    return await list_page(request, lister=list_transfers, record=transfer_record)
+
+
+async def list_page(
+    request: Request,
+    *,
+    lister: Callable[..., Any],
+    record: Callable[[Session, Any], dict[str, Any]],
+    cursor_kind: str = "t",
+) -> Response:
+    """`{"items", "next_cursor"}` of the page `lister` gives for the checked query string
+    (`status`, `finding`, `since`, `limit`, `cursor` of `cursor_kind`)."""
     try:
-        query = parse_transfer_query(request.query_params)
+        query = parse_transfer_query(request.query_params, cursor_kind=cursor_kind)
     except QueryError as exc:
         return json_error(400, "invalid_query", str(exc), parameter=exc.parameter)
 
     def load() -> dict[str, Any]:
         with read_session(_engine(request)) as session:
-            page = list_transfers(
+            page = lister(
                 session,
                 status=query.status,
                 finding=query.finding,
@@ -174,7 +203,7 @@ async def list_transfer_page(request: Request) -> Response:
                 cursor=query.cursor,
             )
             return {
-                "items": [transfer_record(session, t) for t in page.items],
+                "items": [record(session, row) for row in page.items],
                 "next_cursor": page.next_cursor,
             }
 
@@ -186,11 +215,22 @@ async def list_transfer_page(request: Request) -> Response:
 
 async def post_expected(request: Request) -> Response:
     """`POST /api/transfers/expected`: 201 new, 200 identical, 409 different."""
+    return await post_registration(request, parse=parse_expected, register=register)
+
+
+async def post_registration(
+    request: Request,
+    *,
+    parse: Callable[[dict[str, Any]], Any],
+    register: Callable[..., tuple[dict[str, Any], bool]],
+) -> Response:
+    """Register what the body describes (checked by `parse`): 201 new, 200 identical, 409
+    different, 422 malformed."""
     body = await json_body(request)
     if isinstance(body, JSONResponse):
         return body
     try:
-        expected = parse_expected(body)
+        expected = parse(body)
     except ExpectedInputError as exc:
         return json_error(422, "invalid", exc.message, field=exc.field)
 
@@ -199,12 +239,12 @@ async def post_expected(request: Request) -> Response:
             return register(session, expected, now=utcnow())
 
     try:
-        record, created = await run_in_threadpool(store)
+        found, created = await run_in_threadpool(store)
     except ConflictError as exc:
         return json_error(409, "conflict", str(exc))
     except DATABASE_ERRORS:
         return database_unavailable()
-    return JSONResponse(record, status_code=201 if created else 200)
+    return JSONResponse(found, status_code=201 if created else 200)
 
 
 _PAYOUT_FIELDS = ("amount", "bank_code", "account_number", "reference")

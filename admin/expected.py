@@ -1,4 +1,4 @@
-"""Registering transfers initiated elsewhere: shared by the admin API and the CLI."""
+"""Registering transfers and collections made elsewhere: shared by the admin API and the CLI."""
 
 from __future__ import annotations
 
@@ -9,6 +9,11 @@ from typing import Any
 from sqlmodel import Session
 
 from admin.errors import ExpectedInputError
+from ledger.collections import (
+    ExpectedCollection,
+    collection_record,
+    register_expected_collection,
+)
 from ledger.errors import NumberInputError
 from ledger.events.findings import resolve_finding
 from ledger.money import kobo_from_json, kobo_from_text
@@ -87,3 +92,58 @@ def register(
         resolve_finding(session, transfer_id=transfer.id, kind=FindingKind.ORPHAN_EVENT, now=now)
     session.flush()
     return transfer_record(session, transfer), created
+
+
+def _instant(data: Mapping[str, Any], field: str) -> dt.datetime | None:
+    value = data.get(field)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or len(value) > 64:
+        raise ExpectedInputError(field, "must be an ISO-8601 date and time")
+    try:
+        parsed = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ExpectedInputError(field, "must be an ISO-8601 date and time") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.UTC)  # naive means UTC, as in query strings
+    try:
+        return parsed.astimezone(dt.UTC)
+    except OverflowError:
+        raise ExpectedInputError(field, "is out of range (years 1 to 9999 UTC)") from None
+
+
+def parse_expected_collection(data: Mapping[str, Any]) -> ExpectedCollection:
+    """Validate a collection registration given as JSON values (amount a JSON integer > 0,
+    `expires_at` ISO-8601, naive meaning UTC)."""
+    reference = _reference(data, "reference", required=True)
+    amount = _kobo(data, "amount", required=True)
+    assert reference is not None and amount is not None
+    if amount < 1:
+        raise ExpectedInputError("amount", "must be at least 1 kobo")
+    return ExpectedCollection(
+        reference=reference, amount=amount, expires_at=_instant(data, "expires_at")
+    )
+
+
+def parse_expected_collection_row(row: Mapping[str, str | None]) -> ExpectedCollection:
+    """A collection registration given as a CSV row (amount in ASCII digits only)."""
+    data: dict[str, Any] = dict(row)
+    cell = row.get("amount")
+    if cell is None or not cell.strip(" \t"):
+        data["amount"] = None
+    else:
+        try:
+            data["amount"] = kobo_from_text(cell)
+        except NumberInputError as exc:
+            raise ExpectedInputError("amount", str(exc)) from None
+    return parse_expected_collection(data)
+
+
+def register_collection(
+    session: Session, expected: ExpectedCollection, *, now: dt.datetime
+) -> tuple[dict[str, Any], bool]:
+    """Register (idempotently) and return (the collection record, created). Raises
+    ConflictError."""
+    collection, created = register_expected_collection(session, expected, now=now)
+    session.flush()
+    return collection_record(session, collection), created

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute, Route
 
-from admin import api, relay_api, reports_page
+from admin import api, collections_api, relay_api, reports_page
 from admin.auth import admin_only
 
 
@@ -19,6 +19,20 @@ def admin_routes() -> list[BaseRoute]:
         Route("/api/transfers", admin_only(api.post_payout), methods=["POST"]),
         Route("/api/transfers/expected", admin_only(api.post_expected), methods=["POST"]),
         Route("/api/transfers/{reference}", admin_only(api.get_transfer), methods=["GET"]),
+        Route(
+            "/api/collections", admin_only(collections_api.list_collection_page), methods=["GET"]
+        ),
+        Route("/api/collections", admin_only(collections_api.post_collection), methods=["POST"]),
+        Route(
+            "/api/collections/expected",
+            admin_only(collections_api.post_expected_collection),
+            methods=["POST"],
+        ),
+        Route(
+            "/api/collections/{reference}",
+            admin_only(collections_api.get_collection),
+            methods=["GET"],
+        ),
         Route("/api/endpoints", admin_only(relay_api.list_endpoint_records), methods=["GET"]),
         Route("/api/endpoints", admin_only(relay_api.post_endpoint), methods=["POST"]),
         Route("/api/endpoints/{id}", admin_only(relay_api.get_endpoint), methods=["GET"]),

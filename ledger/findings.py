@@ -1,4 +1,7 @@
-"""Raising, resolving and acknowledging findings; one row per (transfer, kind).
+"""Raising, resolving and acknowledging findings; one row per (subject, kind).
+
+A finding's subject is a transfer or a collection: exactly one of `transfer_id` and
+`collection_id` is given (and set on the row); everything else is the same for both.
 
 Every caller outside the ledger goes through `ledger.events.findings`, which wraps these and writes
 each change's relay event in the same transaction (tests/unit/test_dependencies.py checks it).
@@ -7,6 +10,7 @@ each change's relay event in the same transaction (tests/unit/test_dependencies.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 
 from sqlalchemy import select
 from sqlmodel import Session
@@ -17,25 +21,44 @@ from ledger.types import FindingKind, takes_text
 from ledger.upsert import insert_ignore
 
 
+def subject_column(transfer_id: int | None, collection_id: int | None) -> tuple[str, int]:
+    """The finding column naming the subject, and its id; ValueError unless exactly one is
+    given."""
+    if (transfer_id is None) == (collection_id is None):
+        raise ValueError("a finding belongs to exactly one transfer or collection")
+    if transfer_id is not None:
+        return "transfer_id", transfer_id
+    assert collection_id is not None
+    return "collection_id", collection_id
+
+
 def raise_finding(
-    session: Session, *, transfer_id: int, kind: FindingKind, detail: str, now: dt.datetime
+    session: Session,
+    *,
+    kind: FindingKind,
+    detail: str,
+    now: dt.datetime,
+    transfer_id: int | None = None,
+    collection_id: int | None = None,
 ) -> Finding | None:
     """Open a finding; return it when newly opened (or reopened), None when already open."""
+    column, subject_id = subject_column(transfer_id, collection_id)
+    table = Finding.__table__  # type: ignore[attr-defined]
     new_id = insert_ignore(
         session,
-        Finding.__table__,  # type: ignore[attr-defined]
+        table,
         {
-            "transfer_id": transfer_id,
+            column: subject_id,
             "kind": kind.value,
             "detail": detail,
             "opened_at": now,
             "updated_at": now,
         },
-        ["transfer_id", "kind"],
+        [column, "kind"],
     )
     finding: Finding = session.execute(
         select(Finding)
-        .where(Finding.transfer_id == transfer_id, Finding.kind == kind.value)  # type: ignore[arg-type]
+        .where(table.c[column] == subject_id, Finding.kind == kind.value)  # type: ignore[arg-type]
         .with_for_update()
     ).scalar_one()
     if new_id is not None:
@@ -57,13 +80,20 @@ def raise_finding(
 
 
 def resolve_finding(
-    session: Session, *, transfer_id: int, kind: FindingKind, now: dt.datetime
+    session: Session,
+    *,
+    kind: FindingKind,
+    now: dt.datetime,
+    transfer_id: int | None = None,
+    collection_id: int | None = None,
 ) -> Finding | None:
-    """Close an open finding of `kind` on the transfer; the finding when one was open."""
+    """Close an open finding of `kind` on the subject; the finding when one was open."""
+    column, subject_id = subject_column(transfer_id, collection_id)
+    table = Finding.__table__  # type: ignore[attr-defined]
     finding: Finding | None = session.execute(
         select(Finding)
         .where(
-            Finding.transfer_id == transfer_id,  # type: ignore[arg-type]
+            table.c[column] == subject_id,
             Finding.kind == kind.value,  # type: ignore[arg-type]
             Finding.resolved_at.is_(None),  # type: ignore[union-attr]
         )
@@ -74,6 +104,22 @@ def resolve_finding(
     finding.resolved_at = now
     finding.updated_at = now
     return finding
+
+
+def open_kinds_by_subject(
+    session: Session, *, column: str, ids: Iterable[int]
+) -> dict[int, set[str]]:
+    """The kinds of the open findings of each subject (`column` is `transfer_id` or
+    `collection_id`): one query for a chunk, so resolving costs nothing when none is open."""
+    table = Finding.__table__  # type: ignore[attr-defined]
+    found: dict[int, set[str]] = {}
+    for subject_id, kind in session.execute(
+        select(table.c[column], table.c.kind).where(
+            table.c[column].in_(list(ids)), table.c.resolved_at.is_(None)
+        )
+    ):
+        found.setdefault(int(subject_id), set()).add(str(kind))
+    return found
 
 
 MAX_NOTE_CHARS = 2000

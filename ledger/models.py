@@ -7,6 +7,7 @@ import datetime as dt
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    CheckConstraint,
     Column,
     ForeignKey,
     Index,
@@ -79,6 +80,65 @@ class Transfer(SQLModel, table=True):
     )
 
 
+class Collection(SQLModel, table=True):
+    """One collection of the merchant: an account a customer pays into (PRODUCT.md:
+    Collections), keyed by the merchant's reference and checked like a transfer."""
+
+    __tablename__ = "collection"
+    __table_args__ = (
+        # The reconciler's due query reads only this index, as for transfers.
+        Index("ix_collection_due", "next_check_at"),
+        Index("ix_collection_status_created", "status", "created_at"),
+    )
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    reference: str = Field(sa_column=Column(String(100), nullable=False, unique=True))
+    provider_reference: str | None = Field(
+        default=None, sa_column=Column(String(100), nullable=True, unique=True)
+    )
+    origin: str = Field(sa_column=Column(String(16), nullable=False))
+    status: str = Field(
+        default=TransferStatus.PENDING.value, sa_column=Column(String(16), nullable=False)
+    )
+    confirmed: bool = Field(default=False, nullable=False)
+    amount: int = Field(sa_column=Column(BigInteger, nullable=False))  # expected
+    amount_paid: int | None = _kobo()
+    fee: int | None = _kobo()  # quoted at creation
+    provider_fee: int | None = _kobo()
+    provider_status: str | None = Field(default=None, sa_column=Column(String(16)))
+    account_number: str | None = Field(default=None, sa_column=Column(String(32)))
+    account_name: str | None = Field(default=None, sa_column=Column(String(200)))
+    bank_name: str | None = Field(default=None, sa_column=Column(String(200)))
+    customer_name: str | None = Field(default=None, sa_column=Column(String(200)))
+    customer_email: str | None = Field(default=None, sa_column=Column(String(254)))
+    customer_phone: str | None = Field(default=None, sa_column=Column(String(32)))
+    expires_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    paid_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    failure_reason: str | None = Field(default=None, sa_column=Column(Text))
+    initiation: str | None = Field(default=None, sa_column=Column(String(16)))
+    initiation_error: str | None = Field(default=None, sa_column=Column(Text))
+    next_check_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    # The one look after expires_at + PAYRECON_COLLECTION_GRACE has been made.
+    final_check_done: bool = Field(
+        default=False, sa_column=Column(Boolean, nullable=False, server_default="0")
+    )
+    check_attempts: int = Field(default=0, nullable=False)
+    not_found_count: int = Field(default=0, nullable=False)
+    last_checked_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    confirmed_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    lease_owner: str | None = Field(default=None, sa_column=Column(String(64)))
+    lease_until: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    event_sequence: int = Field(
+        default=0, sa_column=Column(Integer, nullable=False, server_default="0")
+    )
+    created_at: dt.datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False, index=True)
+    )
+    updated_at: dt.datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+
 class Delivery(SQLModel, table=True):
     """One authenticated webhook delivery, archived raw and never changed (append-only)."""
 
@@ -133,13 +193,25 @@ class WebhookEvent(SQLModel, table=True):
 
 
 class Finding(SQLModel, table=True):
-    """A discrepancy on one transfer; one row per (transfer, kind), reopened if it recurs."""
+    """A discrepancy on one transfer or one collection (exactly one of the two); one row per
+    (subject, kind), reopened if it recurs."""
 
     __tablename__ = "finding"
-    __table_args__ = (UniqueConstraint("transfer_id", "kind", name="uq_finding_transfer_kind"),)
+    __table_args__ = (
+        UniqueConstraint("transfer_id", "kind", name="uq_finding_transfer_kind"),
+        UniqueConstraint("collection_id", "kind", name="uq_finding_collection_kind"),
+        CheckConstraint(
+            "(transfer_id IS NULL) <> (collection_id IS NULL)", name="ck_finding_one_subject"
+        ),
+    )
 
     id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
-    transfer_id: int = Field(sa_column=Column(BigIntKey, ForeignKey("transfer.id"), nullable=False))
+    transfer_id: int | None = Field(
+        default=None, sa_column=Column(BigIntKey, ForeignKey("transfer.id"), nullable=True)
+    )
+    collection_id: int | None = Field(
+        default=None, sa_column=Column(BigIntKey, ForeignKey("collection.id"), nullable=True)
+    )
     kind: str = Field(sa_column=Column(String(32), nullable=False, index=True))
     detail: str = Field(sa_column=Column(Text, nullable=False))
     opened_at: dt.datetime = Field(

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import exists, func, or_, select
+from sqlalchemy import Select, exists, func, or_, select
+from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col
 
 from ledger.errors import ConflictError
@@ -129,27 +131,48 @@ def list_transfers(
     cursor: str | None = None,
 ) -> TransferPage:
     """Transfers newest first, filtered; keyset-paginated by id so pages never shift."""
-    limit = max(1, min(limit, MAX_PAGE))
-    statement = select(Transfer).order_by(Transfer.id.desc())  # type: ignore[union-attr]
+    statement = select(Transfer)
     if status is not None:
         statement = statement.where(Transfer.status == status.value)  # type: ignore[arg-type]
     if since is not None:
         statement = statement.where(col(Transfer.created_at) >= since)
     if finding is not None:
-        conditions = [
-            col(Finding.transfer_id) == col(Transfer.id),
-            col(Finding.resolved_at).is_(None),
-        ]
-        if finding != ANY_FINDING:
-            conditions.append(col(Finding.kind) == finding)
-        statement = statement.where(exists().where(*conditions))
+        statement = statement.where(
+            with_open_finding(col(Finding.transfer_id) == col(Transfer.id), finding)
+        )
+    items, next_cursor = keyset_page(session, statement, Transfer, limit=limit, cursor=cursor)
+    return TransferPage(items, next_cursor)
+
+
+def with_open_finding(owner: ColumnElement[bool], finding: str) -> ColumnElement[bool]:
+    """Rows holding an open finding joined by `owner` (of kind `finding`, or any kind for
+    ANY_FINDING)."""
+    conditions = [owner, col(Finding.resolved_at).is_(None)]
+    if finding != ANY_FINDING:
+        conditions.append(col(Finding.kind) == finding)
+    return exists().where(*conditions)
+
+
+def keyset_page(
+    session: Session,
+    statement: Select[Any],
+    model: Any,
+    *,
+    limit: int,
+    cursor: str | None,
+    kind: str = "t",
+) -> tuple[list[Any], str | None]:
+    """One page of `statement`'s rows of `model`, newest id first, and the cursor (of `kind`)
+    of the next page (None at the end); pages never shift when rows are added."""
+    limit = max(1, min(limit, MAX_PAGE))
+    statement = statement.order_by(col(model.id).desc())
     if cursor is not None:
-        statement = statement.where(col(Transfer.id) < decode_cursor(cursor))
+        statement = statement.where(col(model.id) < decode_cursor(cursor, kind=kind))
     rows = list(session.execute(statement.limit(limit + 1)).scalars())
     more = len(rows) > limit
     rows = rows[:limit]
     last_id = rows[-1].id if rows else None
-    return TransferPage(rows, encode_cursor(last_id) if more and last_id is not None else None)
+    return rows, encode_cursor(last_id, kind=kind) if more and last_id is not None else None
 
 
 @dataclass(frozen=True)
@@ -206,22 +229,27 @@ def _merge_expected(existing: Transfer, expected: ExpectedTransfer, now: dt.date
         existing.next_check_at = now
         existing.updated_at = now
         return existing
-    differences = [
-        name
-        for name, have, want in (
+    refuse_different(
+        "transfer",
+        existing.reference,
+        (
             ("reference", existing.reference, expected.reference),
             ("amount", existing.amount, expected.amount),
             ("fee", existing.fee, expected.fee),
             ("provider_reference", existing.provider_reference, expected.provider_reference),
-        )
-        if want is not None and have != want
-    ]
+        ),
+    )
+    return existing
+
+
+def refuse_different(noun: str, reference: str, fields: Iterable[tuple[str, Any, Any]]) -> None:
+    """ConflictError naming every (name, held, wanted) field whose wanted value is given and
+    differs from the one held: a registration may repeat, never change, what is recorded."""
+    differences = [name for name, have, want in fields if want is not None and have != want]
     if differences:
         raise ConflictError(
-            f"transfer {existing.reference!r} is already registered with a different "
-            + ", ".join(differences)
+            f"{noun} {reference!r} is already registered with a different " + ", ".join(differences)
         )
-    return existing
 
 
 def _iso(value: dt.datetime | None) -> str | None:

@@ -69,6 +69,14 @@ class TransferStatus(enum.StrEnum):
     FAILED = "failed"
 
 
+def status_or_none(value: str | None) -> TransferStatus | None:
+    """The status a ledger column holds, or None when it is empty or not a known status."""
+    try:
+        return None if value is None else TransferStatus(value)
+    except ValueError:
+        return None
+
+
 class TransferOrigin(enum.StrEnum):
     """How the ledger learnt of a transfer."""
 
@@ -114,3 +122,6 @@ class FindingKind(enum.StrEnum):
     STALE_PENDING = "stale_pending"
     UNKNOWN_TO_PROVIDER = "unknown_to_provider"
     UNVERIFIABLE = "unverifiable"
+    UNDERPAID = "underpaid"  # a collection: less paid than expected
+    OVERPAID = "overpaid"  # a collection: more paid than expected
+    PAID_AFTER_EXPIRY = "paid_after_expiry"  # a collection: paid after its expires_at

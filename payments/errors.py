@@ -10,6 +10,12 @@ PaymentError
     ├── PayoutUnavailableError     the provider could not be asked (nothing sent)
     ├── PayoutAuthError            the provider refused our key
     └── PayoutPendingResolutionError  sent, answer lost: the reconciler will look it up
+└── CollectionError                a collection was not created as asked; .kind as for payouts
+    ├── CollectionInputError       the request itself is malformed (nothing sent); .field
+    ├── DuplicateCollectionError   the reference already names a different collection
+    ├── CollectionRejectedError    the provider refused it; nothing to pay into
+    ├── CollectionAuthError        the provider refused our key
+    └── CollectionPendingResolutionError  sent, answer lost: the reconciler will look it up
 
 No HTTP status codes here: each caller says what a kind means to it (the admin API an
 answer's status, the CLI an exit code).
@@ -97,5 +103,51 @@ class PayoutAuthError(PayoutError):
 
 class PayoutPendingResolutionError(PayoutError):
     """The initiation was sent but its answer was lost; the reconciler resolves it by lookup."""
+
+    kind = PayoutErrorKind.PENDING
+
+
+class CollectionError(PaymentError):
+    """A collection was not created as asked; `message` is one clear sentence. The kinds are
+    the payouts' (the API and the CLI map them the same way)."""
+
+    kind: PayoutErrorKind = PayoutErrorKind.INVALID
+
+    def __init__(self, message: str, *, reference: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.reference = reference
+
+
+class CollectionInputError(CollectionError):
+    """Amount, currency, reference or a customer field is malformed; nothing was sent."""
+
+    kind = PayoutErrorKind.INVALID
+
+    def __init__(self, message: str, *, field: str, reference: str | None = None) -> None:
+        super().__init__(message, reference=reference)
+        self.field = field
+
+
+class DuplicateCollectionError(CollectionError):
+    """The reference is already used by a different collection (ledger or provider)."""
+
+    kind = PayoutErrorKind.DUPLICATE
+
+
+class CollectionRejectedError(CollectionError):
+    """The provider refused the creation; recorded as failed, nothing to pay into."""
+
+    kind = PayoutErrorKind.REJECTED
+
+
+class CollectionAuthError(CollectionError):
+    """The provider refused our secret key."""
+
+    kind = PayoutErrorKind.AUTH
+
+
+class CollectionPendingResolutionError(CollectionError):
+    """The creation was sent but its answer was lost; the reconciler resolves it by lookup."""
 
     kind = PayoutErrorKind.PENDING

@@ -143,7 +143,8 @@ def validate(request: PayoutRequest) -> None:
         )
 
 
-def _failpoint(name: str) -> None:
+def failpoint(name: str) -> None:
+    """Kill the process here when PAYRECON_FAILPOINT names this point (tests only)."""
     # Read at the instant, not at import: a test sets it for one subprocess only.
     if os.environ.get(FAILPOINT_ENV) == name:
         os._exit(137)
@@ -364,7 +365,7 @@ def send_payout(
         existing = _existing(engine, request)
         assert existing is not None
         return existing
-    _failpoint("after_intent")
+    failpoint("after_intent")
     return _initiate(engine, client, request, now)
 
 
@@ -407,7 +408,7 @@ def _initiate(
             "it is recorded and the reconciler will resolve it by lookup — do not send again",
             reference=request.reference,
         ) from exc
-    _failpoint("after_initiate")
+    failpoint("after_initiate")
     result = _record_accepted(
         engine, request.reference, provider_reference=answer.reference, fee=answer.fee, now=now
     )

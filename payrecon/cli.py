@@ -34,6 +34,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "payrecon.commands.transfer:transfer",
         "Pay out, or register transfers initiated elsewhere.",
     ),
+    "collection": (
+        "payrecon.commands.collection:collection",
+        "Collect money: accounts customers pay into, checked like payouts.",
+    ),
     "provider": (
         "payrecon.commands.provider:provider",
         "Call the provider's API directly (PAYRECON_PROVIDER_BASE_URL, _SECRET_KEY).",

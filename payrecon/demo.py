@@ -1,7 +1,9 @@
 """`payrecon demo`: the whole job on a fresh SQLite file and the built-in sandbox.
 
 The sandbox and the receiver run in this process on free loopback ports. Payouts go through
-the real payout path (name enquiry, intent, initiation); the sandbox completes them and sends
+the real payout path (name enquiry, intent, initiation), and collections through the real
+collection path (payrecon.democollections: paid exactly, over, under, late and never by the
+sandbox's customers); the sandbox completes the payouts and sends
 webhooks with its faults (dropped, duplicated and delayed webhooks, a tampered fee, a transfer
 stuck in pending, a failure that still charges a fee); the reconciler runs until nothing is
 due; the relay delivers payrecon's own events to a local consumer that verifies each one; the
@@ -34,6 +36,13 @@ from ledger.types import TransferStatus, utcnow
 from payments.payouts import PayoutRequest, send_payout
 from payrecon.app import create_app
 from payrecon.clients import make_async_client, make_client
+from payrecon.democollections import (
+    COLLECTION_GRACE,
+    COLLECTION_TTL,
+    CollectionFigures,
+    collect,
+    collection_figures,
+)
 from payrecon.democonsumer import PATH, DemoConsumer
 from payrecon.errors import DemoDirectoryError
 from payrecon.servers import free_port, running_server
@@ -75,6 +84,7 @@ class DemoResult:
     relayed: Summary = field(default_factory=Summary)
     verified: dict[str, int] = field(default_factory=dict)
     refused: int = 0
+    collections: CollectionFigures = field(default_factory=CollectionFigures)
 
 
 def _fresh_directory(directory: Path) -> None:
@@ -113,6 +123,7 @@ def _settings(directory: Path, sandbox_url: str, secret_key: str) -> Settings:
         provider_concurrency=16,
         provider_max_rps=0,
         fee_schedule=DEMO_FEE_SCHEDULE,
+        collection_grace=COLLECTION_GRACE,
         # A key of this run's own seals the consumer's secret; retries come fast.
         relay_keys=secrets.token_urlsafe(32),
         relay_retry_schedule="0.5s,1s,2s",
@@ -232,7 +243,11 @@ def _reconcile(
                 _, confirmed, unsettled, kinds = _state(engine)
                 note = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
                 progress.update(task, completed=confirmed, note=note)
-                busy = unsettled > 0 or _pending_webhooks(control, sandbox_url)
+                busy = (
+                    unsettled > 0
+                    or collection_figures(engine).unsettled > 0
+                    or _pending_webhooks(control, sandbox_url)
+                )
                 stale_seen = "stale_pending" in kinds
                 if not busy and stale_seen:
                     # Settled: wait one more quiet second so late duplicates are reconciled too.
@@ -305,6 +320,7 @@ def _stack(directory: Path, seed: int) -> Iterator[tuple[str, Settings, Engine, 
         webhook_url=f"http://127.0.0.1:{receiver_port}/webhook",
         webhook_retry_delays=(0.5, 1.0, 2.0, 4.0),
         faults=parse_faults(faults),
+        collection_ttl=COLLECTION_TTL,
     )
     with running_server(create_sandbox(config)) as sandbox_url:
         settings = _settings(directory, sandbox_url, config.secret_key)
@@ -336,10 +352,13 @@ def run_demo(
         plan = _plan(accounts, transfers, seed)
         console.print(f"sandbox  {sandbox_url}   ledger  {directory}/ledger.db")
         _pay(engine, console, settings, sandbox_url, plan, DEMO_FAULTS.format(seed=seed))
+        with console.status("creating collections and paying them in the sandbox"):
+            collect(engine, settings, sandbox_url, DEMO_FAULTS.format(seed=seed), seed)
         _reconcile(engine, settings, console, sandbox_url, result, started + time_limit)
         with running_server(consumer.app(), port=consumer_port):
             _relay(engine, settings, console, result, consumer)
         result.reports = _write_reports(engine, directory, settings)
+        result.collections = collection_figures(engine)
         with read_session(engine) as session:
             result.pending = session.execute(
                 select(func.count())

@@ -18,6 +18,7 @@ from payrecon.errors import ConfigError
 from payrecon.logconfig import REDACTED
 from receiver.auth import standard_key
 from reconcile.checks import DEFAULT_STALE_AFTER
+from reconcile.collection_checks import DEFAULT_COLLECTION_GRACE
 from reconcile.fees import FeeSchedule, parse_fee_schedule
 from relay.errors import ScheduleError
 from relay.keys import SecretBox, check_keys
@@ -87,6 +88,8 @@ class Settings(BaseSettings):
     provider_concurrency: int = Field(default=8, ge=1, le=256)
     provider_max_rps: float = Field(default=20, ge=0)
     fee_schedule: FeeSchedule | None = None
+    # Seconds after a collection's expires_at for its last check (PRODUCT.md: Collections).
+    collection_grace: int = Field(default=DEFAULT_COLLECTION_GRACE, ge=0, le=30 * 86400)
 
     alert_urls: Annotated[list[str], NoDecode] = Field(default_factory=list)
     alert_allow_insecure: bool = False

@@ -52,6 +52,19 @@ ADVICE: dict[str, str] = {
         f"The provider's answer could not be read; it is checked again automatically. If it "
         f"persists, look the transfer up by hand ({_LOOKUP})."
     ),
+    FindingKind.UNDERPAID: (
+        "The customer paid less than the collection asked for: do not deliver the order; "
+        "ask the customer to pay the difference or refund what arrived "
+        "(`payrecon collection show REF` shows both figures)."
+    ),
+    FindingKind.OVERPAID: (
+        "The customer paid more than the collection asked for: the difference is owed back "
+        "to the customer; refund it (`payrecon collection show REF` shows both figures)."
+    ),
+    FindingKind.PAID_AFTER_EXPIRY: (
+        "The payment arrived after the collection's account expired: if the order was "
+        "already cancelled, refund the customer or honour the order; do not charge again."
+    ),
 }
 GENERIC = "Look the transfer up with the provider and compare it with the ledger."
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
+from typing import Protocol
 
 from reconcile.advice import Figures, what_to_do
 from reconcile.durations import describe_duration
@@ -44,6 +46,51 @@ def finding_alert(
         f"What to do: {what_to_do(kind, Figures.of(facts, detail))}",
     ]
     return title, "\n".join(lines)
+
+
+class CollectionFacts(Protocol):
+    """The collection's figures an alert shows (a `Collection` row has them)."""
+
+    @property
+    def reference(self) -> str: ...
+    @property
+    def provider_reference(self) -> str | None: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def confirmed(self) -> bool: ...
+    @property
+    def amount(self) -> int: ...
+    @property
+    def amount_paid(self) -> int | None: ...
+    @property
+    def fee(self) -> int | None: ...
+    @property
+    def provider_fee(self) -> int | None: ...
+    @property
+    def expires_at(self) -> dt.datetime | None: ...
+    @property
+    def paid_at(self) -> dt.datetime | None: ...
+
+
+def collection_alert(kind: str, detail: str, facts: CollectionFacts) -> tuple[str, str]:
+    """The (title, body) of the alert for one finding on a collection."""
+    title = f"payrecon: {kind} on collection {facts.reference}"
+    lines = [
+        f"What happened: {kind.replace('_', ' ')} — {naira_text(detail)}.",
+        f"Collection: {facts.reference} (provider reference "
+        f"{facts.provider_reference or 'not known yet'}), status {facts.status}"
+        f"{' (confirmed by the provider)' if facts.confirmed else ' (not confirmed)'}.",
+        f"Amount: expected {naira(facts.amount)}, paid {naira(facts.amount_paid)}.",
+        f"Fee: quoted {naira(facts.fee)}, charged {naira(facts.provider_fee)}.",
+        f"Expires at: {_when(facts.expires_at)}; paid at: {_when(facts.paid_at)}.",
+        f"What to do: {what_to_do(kind)}",
+    ]
+    return title, "\n".join(lines)
+
+
+def _when(value: dt.datetime | None) -> str:
+    return "—" if value is None else value.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def key_refused_alert() -> tuple[str, str]:

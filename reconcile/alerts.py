@@ -19,11 +19,16 @@ from sqlalchemy import Engine, select
 from sqlmodel import col
 
 from ledger.db import read_session, write_session
-from ledger.models import Alert, Finding, Transfer
+from ledger.models import Alert, Collection, Finding, Transfer
 from ledger.types import FindingKind
 from ledger.upsert import insert_ignore
 from reconcile.alert_hosts import refused_host
-from reconcile.alert_text import TransferFacts, finding_alert, key_refused_alert
+from reconcile.alert_text import (
+    TransferFacts,
+    collection_alert,
+    finding_alert,
+    key_refused_alert,
+)
 from reconcile.checks import Policy
 from reconcile.errors import AlertURLError
 
@@ -127,16 +132,26 @@ def _facts(transfer: Transfer) -> TransferFacts:
 
 
 def _candidates(engine: Engine, *, now: dt.datetime, policy: Policy) -> list[dict[str, object]]:
+    open_unacknowledged = (
+        col(Finding.resolved_at).is_(None),
+        col(Finding.acknowledged_at).is_(None),
+    )
     with read_session(engine) as session:
         rows = session.execute(
             select(Finding, Transfer)
             .join(Transfer, col(Transfer.id) == col(Finding.transfer_id))
-            .where(col(Finding.resolved_at).is_(None), col(Finding.acknowledged_at).is_(None))
+            .where(*open_unacknowledged)
             .order_by(col(Finding.id))
         ).all()
-        if not rows:
+        on_collections = session.execute(
+            select(Finding, Collection)
+            .join(Collection, col(Collection.id) == col(Finding.collection_id))
+            .where(*open_unacknowledged)
+            .order_by(col(Finding.id))
+        ).all()
+        if not rows and not on_collections:
             return []
-        ids = [finding.id for finding, _ in rows]
+        ids = [finding.id for finding, _ in (*rows, *on_collections)]
         taken = set(
             session.execute(select(col(Alert.key)).where(col(Alert.finding_id).in_(ids))).scalars()
         )
@@ -151,19 +166,31 @@ def _candidates(engine: Engine, *, now: dt.datetime, policy: Policy) -> list[dic
         title, body = finding_alert(
             finding.kind, finding.detail, _facts(transfer), step=step, age_seconds=age
         )
-        wanted.append(
-            {
-                "key": key,
-                "finding_id": finding.id,
-                "step": step,
-                "title": title,
-                "body": body,
-                "kind": finding.kind,
-                "reference": transfer.reference,
-                "provider_reference": transfer.provider_reference,
-            }
-        )
+        wanted.append(_wanted(key, finding, step, title, body, transfer))
+    for finding, collection in on_collections:
+        # A collection's stale_pending is about its expiry, not its age: one step only.
+        step = 1 if finding.kind == FindingKind.STALE_PENDING else 0
+        key = f"finding:{finding.id}:{int(finding.opened_at.timestamp())}:{step}"
+        if key in taken:
+            continue
+        title, body = collection_alert(finding.kind, finding.detail, collection)
+        wanted.append(_wanted(key, finding, step, title, body, collection))
     return wanted
+
+
+def _wanted(
+    key: str, finding: Finding, step: int, title: str, body: str, subject: Transfer | Collection
+) -> dict[str, object]:
+    return {
+        "key": key,
+        "finding_id": finding.id,
+        "step": step,
+        "title": title,
+        "body": body,
+        "kind": finding.kind,
+        "reference": subject.reference,
+        "provider_reference": subject.provider_reference,
+    }
 
 
 def _claim(engine: Engine, wanted: list[dict[str, object]], now: dt.datetime) -> list[int]:

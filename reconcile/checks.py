@@ -76,6 +76,7 @@ class Found:
     fee: int | None
     status: TransferStatus
     failure_reason: str | None = None
+    completed_at: dt.datetime | None = None  # read for collections (paid_after_expiry)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Who may check what: the SQLite runner lease and per-transfer claims (PostgreSQL).
+"""Who may check what: the SQLite runner lease and per-row claims of transfers and collections.
 
 On PostgreSQL several reconcilers share the work: each claims a batch of due
 rows with `SELECT … FOR UPDATE SKIP LOCKED`, stamps `lease_owner`/`lease_until`
@@ -11,16 +11,29 @@ serialises them), so the code path is one.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import Engine, or_, select, update
 from sqlmodel import Session, col
 
 import ledger.errors
+from ledger.db import write_session
 from ledger.lease import hold_lease, new_owner, release_lease
-from ledger.models import Transfer
+from ledger.models import Collection, Transfer
 from reconcile.errors import LeaseHeldError
+from reconcile.lookup import Target
 
-__all__ = ["claim_due", "hold_runner_lease", "new_owner", "release_runner_lease"]
+__all__ = [
+    "claim_due",
+    "claim_targets",
+    "hold_runner_lease",
+    "new_owner",
+    "release_runner_lease",
+    "release_targets",
+]
+
+# What a pass checks: rows of either table, which share the columns claims use.
+Checked = type[Transfer] | type[Collection]
 
 RUNNER_LEASE = "reconciler"
 
@@ -46,33 +59,73 @@ def claim_due(
     pass_started: dt.datetime,
     ttl: float,
     limit: int,
+    model: Checked = Transfer,
 ) -> list[int]:
-    """Claim up to `limit` due transfers not yet checked in this pass; their ids.
+    """Claim up to `limit` due rows of `model` not yet checked in this pass; their ids.
 
-    Due is `next_check_at <= now` (the `ix_transfer_due` index: O(due)). A transfer
+    Due is `next_check_at <= now` (the `ix_*_due` index: O(due)). A row
     checked at or after `pass_started` is skipped, so even with zero backoff no
     transfer is looked up twice in one pass; one leased (by a peer, or by this pass
     in a chunk not yet applied) is skipped until its lease expires.
     """
     statement = (
-        select(col(Transfer.id))
+        select(col(model.id))
         .where(
-            col(Transfer.next_check_at) <= now,
+            col(model.next_check_at) <= now,
             or_(
-                col(Transfer.last_checked_at).is_(None),
-                col(Transfer.last_checked_at) < pass_started,
+                col(model.last_checked_at).is_(None),
+                col(model.last_checked_at) < pass_started,
             ),
-            or_(col(Transfer.lease_until).is_(None), col(Transfer.lease_until) < now),
+            or_(col(model.lease_until).is_(None), col(model.lease_until) < now),
         )
-        .order_by(col(Transfer.next_check_at))
+        .order_by(col(model.next_check_at))
         .limit(limit)
         .with_for_update(skip_locked=True)
     )
     ids = [int(row) for row in session.execute(statement).scalars()]
     if ids:
         session.execute(
-            update(Transfer)
-            .where(col(Transfer.id).in_(ids))
+            update(model)
+            .where(col(model.id).in_(ids))
             .values(lease_owner=owner, lease_until=now + dt.timedelta(seconds=ttl))
         )
     return ids
+
+
+def claim_targets(
+    engine: Engine,
+    model: Checked,
+    *,
+    owner: str,
+    now: dt.datetime,
+    started: dt.datetime,
+    ttl: float,
+    limit: int,
+) -> list[Target]:
+    """Claim due rows of `model` in a transaction of their own; each with the reference to look
+    it up by (the provider's when known)."""
+    with write_session(engine) as session:
+        ids = claim_due(
+            session, owner=owner, now=now, pass_started=started, ttl=ttl, limit=limit, model=model
+        )
+        if not ids:
+            return []
+        rows = session.execute(
+            select(col(model.id), col(model.reference), col(model.provider_reference)).where(
+                col(model.id).in_(ids)
+            )
+        ).all()
+    return [Target(int(r[0]), r[2] or r[1]) for r in rows]
+
+
+def release_targets(
+    engine: Engine, model: Checked, targets: Sequence[Target], *, owner: str
+) -> None:
+    """Give up our claims on `targets` (a stopped pass): they are due again at once."""
+    with write_session(engine) as session:
+        for row in session.execute(
+            select(model).where(col(model.id).in_([t.id for t in targets])).with_for_update()
+        ).scalars():
+            if row.lease_owner == owner:
+                row.lease_owner = None
+                row.lease_until = None

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 import structlog
@@ -22,30 +23,34 @@ from ledger.db import write_session
 from ledger.events import transfers as relay_transfers
 from ledger.events.findings import raise_finding, resolve_finding
 from ledger.events.outbox import Subscriber, subscribers
-from ledger.models import Finding, Transfer
-from ledger.types import FindingKind, Initiation, TransferStatus, utcnow
-from provider.errors import (
-    AuthenticationError,
-    ForeignAnswerError,
-    NotFoundError,
-    ProviderError,
-    RateLimitedError,
-    TransientError,
-)
+from ledger.findings import open_kinds_by_subject
+from ledger.models import Collection, Transfer
+from ledger.types import FindingKind, Initiation, TransferStatus, status_or_none, utcnow
+from provider.errors import AuthenticationError
 from reconcile.alerts import AlertSink, alert_provider_key_refused, dispatch_alerts
-from reconcile.checks import (
-    Answer,
-    Found,
-    LedgerView,
-    NotFound,
-    Policy,
-    Transient,
-    Uninterpretable,
-    evaluate,
-)
+from reconcile.checks import Answer, LedgerView, NotFound, Policy, Transient, evaluate
+from reconcile.collection_pass import apply_collections, collection_policy_of
 from reconcile.errors import ProviderKeyRefusedError, ProviderMisconfiguredError
-from reconcile.lease import claim_due, hold_runner_lease, new_owner, release_runner_lease
+from reconcile.lease import (
+    claim_targets,
+    hold_runner_lease,
+    new_owner,
+    release_runner_lease,
+    release_targets,
+)
+from reconcile.lookup import (
+    COLLECTION,
+    TRANSACTION,
+    ForeignAnswer,
+    Target,
+    TransactionLookup,
+    all_foreign,
+    lookups,
+)
+from reconcile.pass_summary import PassSummary
 from reconcile.ratelimit import TokenBucket
+
+__all__ = ["PassSummary", "run_pass"]
 
 logger = structlog.get_logger(__name__)
 
@@ -82,41 +87,8 @@ class ReconcileSettings(Protocol):
     def poll_interval(self) -> float: ...
     @property
     def fee_schedule(self) -> Any: ...
-
-
-class TransactionLookup(Protocol):
-    """The seam to the provider: AsyncProviderClient satisfies it."""
-
-    async def get_transaction(self, reference: str) -> Any: ...
-
-
-@dataclass
-class PassSummary:
-    """What one pass did; `reconcile once --json` prints `as_dict()`."""
-
-    checked: int = 0
-    confirmed: int = 0
-    pending: int = 0
-    findings_raised: int = 0
-    findings_resolved: int = 0
-    provider_errors: int = 0
-    not_found: int = 0
-    transient_errors: int = 0
-    foreign_answers: int = 0  # answers not in the provider's format (a wrong base URL)
-    alerts_sent: int = 0
-    alerts_failed: int = 0
-    raised_by_kind: dict[str, int] = field(default_factory=dict)
-    # "provider_key_refused" or "provider_misconfigured" when the pass stopped early
-    stopped: str | None = None
-
     @property
-    def provider_unreachable(self) -> bool:
-        """True when every lookup of the pass failed transiently (exit 1)."""
-        return self.checked > 0 and self.transient_errors + self.foreign_answers == self.checked
-
-    def as_dict(self) -> dict[str, Any]:
-        """The JSON summary."""
-        return asdict(self)
+    def collection_grace(self) -> int: ...
 
 
 def policy_of(settings: ReconcileSettings) -> Policy:
@@ -130,106 +102,27 @@ def policy_of(settings: ReconcileSettings) -> Policy:
     )
 
 
-@dataclass(frozen=True)
-class _Target:
-    id: int
-    lookup_reference: str
-
-
-def _status(value: str | None) -> TransferStatus | None:
-    try:
-        return None if value is None else TransferStatus(value)
-    except ValueError:
-        return None
-
-
 def view_of(transfer: Transfer) -> LedgerView:
     """The pure core's view of a transfer row."""
     return LedgerView(
         reference=transfer.reference,
         amount=transfer.amount,
         fee=transfer.fee,
-        status=_status(transfer.status) or TransferStatus.PENDING,
+        status=status_or_none(transfer.status) or TransferStatus.PENDING,
         confirmed=transfer.confirmed,
         created_at=transfer.created_at,
         provider_reference=transfer.provider_reference,
         initiation=Initiation(transfer.initiation) if transfer.initiation else None,
-        webhook_status=_status(transfer.webhook_status),
+        webhook_status=status_or_none(transfer.webhook_status),
         webhook_amount=transfer.webhook_amount,
         webhook_fee=transfer.webhook_fee,
-        provider_status=_status(transfer.provider_status),
+        provider_status=status_or_none(transfer.provider_status),
         provider_amount=transfer.provider_amount,
         provider_fee=transfer.provider_fee,
         failure_reason=transfer.failure_reason,
         check_attempts=transfer.check_attempts,
         not_found_count=transfer.not_found_count,
     )
-
-
-@dataclass(frozen=True)
-class ForeignAnswer(Transient):
-    """Something that is not the provider answered (PRODUCT.md, Provider misconfiguration).
-
-    To the pure core it is a provider error like any transient one (no finding, checked
-    again later, never a "not found"); the pass counts it apart and stops when it is all
-    it got.
-    """
-
-    url: str = ""
-
-
-def answer_of(result: Any) -> Found | Uninterpretable:
-    """A provider Transaction as the core's `Found` (or Uninterpretable when it is odd)."""
-    try:
-        status = TransferStatus(str(getattr(result.status, "value", result.status)))
-    except ValueError:
-        return Uninterpretable(f"unknown transaction status {result.status!r}")
-    return Found(
-        reference=result.reference,
-        merchant_reference=result.merchant_reference,
-        amount=result.amount,
-        fee=result.fee,
-        status=status,
-        failure_reason=result.failure_reason,
-    )
-
-
-async def lookup(client: TransactionLookup, reference: str) -> Answer:
-    """Ask the provider about one reference; every failure but a refused key becomes an Answer."""
-    try:
-        return answer_of(await client.get_transaction(reference))
-    except AuthenticationError:
-        raise
-    except NotFoundError:
-        return NotFound()
-    except ForeignAnswerError as exc:
-        return ForeignAnswer(exc.message, url=exc.url)
-    except RateLimitedError as exc:
-        return Transient(exc.message, retry_after=exc.retry_after)
-    except TransientError as exc:
-        return Transient(exc.message)
-    except ProviderError as exc:
-        return Uninterpretable(f"{type(exc).__name__}: {exc.message}")
-    except Exception as exc:  # a bug below us must not stop the pass; the check is retried
-        logger.exception("lookup_crashed", reference=reference)
-        return Transient(f"{type(exc).__name__}: {exc}")
-
-
-def _claim(
-    engine: Engine, *, owner: str, now: dt.datetime, started: dt.datetime, limit: int
-) -> list[_Target]:
-    with write_session(engine) as session:
-        ids = claim_due(
-            session, owner=owner, now=now, pass_started=started, ttl=CLAIM_TTL_SECONDS, limit=limit
-        )
-        if not ids:
-            return []
-        rows = session.execute(
-            select(
-                col(Transfer.id), col(Transfer.reference), col(Transfer.provider_reference)
-            ).where(col(Transfer.id).in_(ids))
-        ).all()
-    return [_Target(int(r[0]), r[2] or r[1]) for r in rows]
 
 
 def _apply_one(
@@ -288,8 +181,7 @@ def _apply_one(
             reference=transfer.reference,
             endpoints=endpoints,
         ):
-            summary.findings_raised += 1
-            summary.raised_by_kind[kind.value] = summary.raised_by_kind.get(kind.value, 0) + 1
+            summary.count_raised(kind.value)
     for kind in verdict.resolved & RECONCILER_KINDS - {FindingKind.STATUS_CONFLICT}:
         if kind.value not in open_kinds:
             continue
@@ -315,7 +207,7 @@ def _apply_one(
 
 def _apply(
     engine: Engine,
-    results: Sequence[tuple[_Target, Answer]],
+    results: Sequence[tuple[Target, Answer]],
     *,
     owner: str,
     policy: Policy,
@@ -324,14 +216,7 @@ def _apply(
 ) -> None:
     with write_session(engine) as session:
         by_id = {target.id: answer for target, answer in results}
-        # One query for the chunk's open findings, so resolving costs nothing when none is open.
-        open_kinds: dict[int, set[str]] = {}
-        for transfer_id, kind in session.execute(
-            select(col(Finding.transfer_id), col(Finding.kind)).where(
-                col(Finding.transfer_id).in_(list(by_id)), col(Finding.resolved_at).is_(None)
-            )
-        ):
-            open_kinds.setdefault(int(transfer_id), set()).add(str(kind))
+        open_kinds = open_kinds_by_subject(session, column="transfer_id", ids=by_id)
         endpoints = subscribers(session)  # read once for the chunk's relay events
         rows = session.execute(
             select(Transfer)
@@ -355,30 +240,14 @@ def _apply(
             )
 
 
-def _release(engine: Engine, targets: Sequence[_Target], *, owner: str) -> None:
-    with write_session(engine) as session:
-        for row in session.execute(
-            select(Transfer).where(col(Transfer.id).in_([t.id for t in targets])).with_for_update()
-        ).scalars():
-            if row.lease_owner == owner:
-                row.lease_owner = None
-                row.lease_until = None
+@dataclass(frozen=True)
+class _Book:
+    """One kind of money movement a pass checks: its table, its lookup, and how a chunk of
+    answers is recorded (in one transaction of its own)."""
 
-
-async def _lookups(
-    client: TransactionLookup,
-    targets: Sequence[_Target],
-    semaphore: asyncio.Semaphore,
-    bucket: TokenBucket,
-) -> list[tuple[_Target, Answer]]:
-    async def one(target: _Target) -> tuple[_Target, Answer]:
-        async with semaphore:
-            await bucket.acquire()
-            return target, await lookup(client, target.lookup_reference)
-
-    async with asyncio.TaskGroup() as group:
-        tasks = [group.create_task(one(t)) for t in targets]
-    return [task.result() for task in tasks]
+    model: type[Transfer] | type[Collection]
+    method: str
+    apply: Callable[..., None]  # (engine, results, *, owner, now, summary)
 
 
 async def run_pass(
@@ -418,9 +287,20 @@ async def run_pass(
             else None
         ),
     )
+    books = (
+        _Book(Transfer, TRANSACTION, partial(_apply, policy=run.policy)),
+        _Book(
+            Collection,
+            COLLECTION,
+            partial(apply_collections, policy=collection_policy_of(settings)),
+        ),
+    )
     await _hold_lease(run)
     try:
-        await _check_due(run)
+        for book in books:
+            await _check_due(run, book)
+            if run.summary.stopped:
+                break
     finally:
         if run.lease_ttl is not None and not keep_runner_lease:
             await asyncio.to_thread(_drop, engine, run.owner)
@@ -457,8 +337,9 @@ async def _hold_lease(run: _Pass) -> None:
         await asyncio.to_thread(_hold, run.engine, run.owner, run.now, run.lease_ttl)
 
 
-async def _check_due(run: _Pass) -> None:
-    """Claim, look up and apply chunk after chunk until nothing is due or the pass stops.
+async def _check_due(run: _Pass, book: _Book) -> None:
+    """Claim, look up and apply chunk after chunk of the book's rows until nothing is due or
+    the pass stops.
 
     The lookups of one chunk overlap the recording of the previous one.
     """
@@ -466,28 +347,31 @@ async def _check_due(run: _Pass) -> None:
     try:
         while True:
             targets = await asyncio.to_thread(
-                _claim,
+                claim_targets,
                 run.engine,
+                book.model,
                 owner=run.owner,
                 now=run.now,
                 started=run.now,
+                ttl=CLAIM_TTL_SECONDS,
                 limit=run.chunk_size,
             )
             if not targets:
                 break
-            results = await _ask(run, targets)
+            results = await _ask(run, targets, book.method)
             if run.summary.stopped:
-                await asyncio.to_thread(_release, run.engine, targets, owner=run.owner)
+                await asyncio.to_thread(
+                    release_targets, run.engine, book.model, targets, owner=run.owner
+                )
                 break
             if applying is not None:
                 await applying
             applying = asyncio.create_task(
                 asyncio.to_thread(
-                    _apply,
+                    book.apply,
                     run.engine,
                     results,
                     owner=run.owner,
-                    policy=run.policy,
                     now=run.now,
                     summary=run.summary,
                 )
@@ -501,17 +385,19 @@ async def _check_due(run: _Pass) -> None:
             await asyncio.gather(applying, return_exceptions=True)
 
 
-async def _ask(run: _Pass, targets: Sequence[_Target]) -> list[tuple[_Target, Answer]]:
+async def _ask(
+    run: _Pass, targets: Sequence[Target], method: str = TRANSACTION
+) -> list[tuple[Target, Answer]]:
     """The chunk's answers; marks the pass stopped on a refused key, or when, before the
     provider has answered once, every answer came from something that is not the provider."""
-    results: list[tuple[_Target, Answer]] = []
+    results: list[tuple[Target, Answer]] = []
     try:
-        results = await _lookups(run.client, targets, run.semaphore, run.bucket)
+        results = await lookups(run.client, targets, run.semaphore, run.bucket, method=method)
     except* AuthenticationError:
         run.summary.stopped = "provider_key_refused"
     if run.summary.stopped or run.provider_answered:
         return results
-    run.foreign = _all_foreign(results)
+    run.foreign = all_foreign(results)
     if run.foreign is not None:
         # Nothing is recorded: once the URL is fixed these transfers are due at once.
         run.summary.stopped = "provider_misconfigured"
@@ -532,16 +418,6 @@ async def _raise_if_stopped(run: _Pass) -> None:
             f"PAYRECON_PROVIDER_BASE_URL does not point at the provider: {run.foreign.detail}; "
             "no lookup got the provider's answer, so the pass stopped without recording them"
         )
-
-
-def _all_foreign(results: Sequence[tuple[_Target, Answer]]) -> ForeignAnswer | None:
-    """The first answer when every answer of `results` came from something not the provider."""
-    answers = [answer for _, answer in results]
-    if answers and all(isinstance(answer, ForeignAnswer) for answer in answers):
-        first = answers[0]
-        assert isinstance(first, ForeignAnswer)
-        return first
-    return None
 
 
 def _hold(engine: Engine, owner: str, now: dt.datetime, ttl: float) -> None:

@@ -45,6 +45,9 @@ def build_config(options: dict[str, Any]) -> SandboxConfig:
     if faults.seed is None and seed is not None:
         faults = dataclasses.replace(faults, seed=seed)
     port = int(_number(options["port"], "--port", integer=True))
+    ttl = _number(options["collection_ttl"], "--collection-ttl")
+    if not 0 < ttl <= 30 * 86400:
+        raise ConfigError("--collection-ttl must be seconds > 0 and at most 30 days")
     wallet = int(_number(options["wallet"], "--wallet", integer=True))
     retry = tuple(
         _number(part, "--webhook-retry") for part in options["webhook_retry"].split(",") if part
@@ -61,6 +64,7 @@ def build_config(options: dict[str, Any]) -> SandboxConfig:
         webhook_secret=options["webhook_secret"],
         webhook_hmac_secret=options["webhook_hmac_secret"],
         webhook_standard_secret=options["webhook_standard_secret"],
+        collection_ttl=ttl,
         seed=seed,
         faults=faults,
         trust_forwarded_for=options["trust_forwarded_for"],
@@ -90,6 +94,12 @@ def _check_port(host: str, port: int) -> None:
 @click.option("--environment", default="sandbox", show_default=True, help="sandbox|production")
 @click.option(
     "--complete-after", default="1", show_default=True, help="Seconds until completion, or never."
+)
+@click.option(
+    "--collection-ttl",
+    default="1800",
+    show_default=True,
+    help="Seconds until an unpaid collection's account expires.",
 )
 @click.option("--wallet", default="10000000000", show_default=True, help="Balance in kobo.")
 @click.option("--otp", default=None, help="Two-factor code for whitelist entries (6 digits).")

@@ -43,6 +43,9 @@ class Faults:
     enquiry_slow: float = 0.0
     enquiry_unavailable: float = 0.0
     enquiry_rate_limit: int = 0
+    collection_late: float = 0.0
+    lookup_garbage: float = 0.0
+    collection_late_seconds: float = 60.0
 
     def as_dict(self) -> dict[str, Any]:
         """Every key with its value, as the control route shows it."""
@@ -64,10 +67,18 @@ _PROBABILITIES = frozenset(
         "lookup_timeout",
         "lookup_429",
         "enquiry_unavailable",
+        "collection_late",
+        "lookup_garbage",
     }
 )
 _SECONDS = frozenset(
-    {"webhook_delay_seconds", "lookup_timeout_seconds", "lookup_latency", "enquiry_slow"}
+    {
+        "webhook_delay_seconds",
+        "lookup_timeout_seconds",
+        "lookup_latency",
+        "enquiry_slow",
+        "collection_late_seconds",
+    }
 )
 _COUNTS = frozenset({"lookup_retry_after", "enquiry_rate_limit"})
 _MAX_SECONDS = 3600.0
@@ -84,6 +95,10 @@ TRANSFER_FAULTS: tuple[str, ...] = (
     "webhook_delay",
     "webhook_reorder",
 )
+# Per-collection decisions, drawn at payment in this fixed order (reproducible, like transfers).
+COLLECTION_FAULTS: tuple[str, ...] = ("collection_late", "fee_drift")
+# Decided at creation: `stuck_pending` keeps an unpaid collection pending past its expiry.
+COLLECTION_CREATE_FAULTS: tuple[str, ...] = ("stuck_pending",)
 # How far a tampered or drifted figure moves, in kobo.
 TAMPER_AMOUNT_DELTA = 100
 TAMPER_FEE_DELTA = 50
@@ -161,11 +176,14 @@ def parse_faults(spec: str) -> Faults:
     return faults_from_mapping(values)
 
 
-def decide_transfer_faults(faults: Faults, seed: int, merchant_reference: str) -> frozenset[str]:
-    """The faults that hit the transfer with this merchant reference (deterministic)."""
+def decide_transfer_faults(
+    faults: Faults, seed: int, merchant_reference: str, keys: tuple[str, ...] = TRANSFER_FAULTS
+) -> frozenset[str]:
+    """The faults of `keys` that hit the transfer (or collection) with this merchant reference
+    (deterministic)."""
     rng = random.Random(f"{seed}:{merchant_reference}")
     chosen: set[str] = set()
-    for key in TRANSFER_FAULTS:
+    for key in keys:
         draw = rng.random()  # always drawn, so one key's probability never shifts another's
         probability = getattr(faults, key)
         if draw < probability:

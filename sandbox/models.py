@@ -104,6 +104,8 @@ class Collection:
     fee_charged: int | None = None
     failure_reason: str | None = None
     completed_at: float | None = None
+    faults: list[str] = field(default_factory=list)  # per-collection faults that applied
+    stuck: bool = False  # the stuck_pending fault: never expires while unpaid
 
     def created(self) -> dict[str, Any]:
         """The create answer's `data` (spec, Bank transfer collection)."""
@@ -118,13 +120,14 @@ class Collection:
         }
 
     def transaction(self) -> dict[str, Any]:
-        """The lookup answer's `data`; figures are what was paid once it was."""
+        """The lookup answer's `data`; figures are what was paid once it was (an underpayment
+        reads failed with the amount received)."""
         successful = self.status is Status.SUCCESSFUL
         return {
             "reference": self.reference,
             "merchant_reference": self.merchant_reference,
             "type": "collection",
-            "amount": self.amount_paid if successful else self.amount,
+            "amount": self.amount if self.amount_paid is None else self.amount_paid,
             "fee": self.fee_charged if successful else self.fee_quoted,
             "status": self.status.value,
             "failure_reason": self.failure_reason,

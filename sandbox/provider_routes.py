@@ -97,7 +97,11 @@ async def get_collection(request: Request) -> JSONResponse:
     """GET /v1/collection/{reference}: a collection's transaction."""
     _auth(request)
     await _lookup_faults(request)
-    data = world_of(request).collection_transaction(request.path_params["reference"])
+    world = world_of(request)
+    data = world.collection_transaction(request.path_params["reference"])
+    if world.roll("lookup_garbage"):
+        # A provider answer no reading of the spec interprets: status and amount mangled.
+        data = {**data, "status": "in_limbo", "amount": "a lot"}
     return success(data, "Transaction retrieved")
 
 

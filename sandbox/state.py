@@ -29,6 +29,8 @@ from sandbox.errors import (
     RefusalError,
 )
 from sandbox.faults import (
+    COLLECTION_CREATE_FAULTS,
+    COLLECTION_FAULTS,
     FAIL_RATE_REASON,
     FEE_DRIFT_DELTA,
     TAMPER_AMOUNT_DELTA,
@@ -290,12 +292,17 @@ class World:
         with self._lock:
             if reference in self._merchant_refs:
                 raise RefusalError("Duplicate reference")
+            # Its own stream (not the payment's), so the two decisions are independent.
+            stuck = decide_transfer_faults(
+                self._faults, self._fault_seed(), f"{reference}#create", COLLECTION_CREATE_FAULTS
+            )
             collection = self._collections.create(
                 reference=self._new_reference("COL_", reference),
                 merchant_reference=reference,
                 amount=amount,
                 customer=customer,
                 meta=meta,
+                stuck=bool(stuck),
             )
             self._merchant_refs[reference] = collection.reference
             return collection
@@ -306,7 +313,15 @@ class World:
             collection = self._find_collection(reference)
             if collection is None:
                 raise NotFoundError("Collection not found")
-            self._balance += self._collections.pay(collection, amount)
+            faults = decide_transfer_faults(
+                self._faults,
+                self._fault_seed(),
+                collection.merchant_reference,
+                COLLECTION_FAULTS,
+            )
+            self._balance += self._collections.pay(
+                collection, amount, faults, self._faults.collection_late_seconds
+            )
             return collection
 
     def _find_collection(self, reference: str) -> Collection | None:

@@ -2,8 +2,8 @@
 
 Each function wraps its `ledger.findings` namesake and, when the finding's state changed,
 writes `finding.opened`, `finding.resolved` or `finding.acknowledged` through the outbox in
-the same transaction. The subject is the finding's transfer, so its events share the
-transfer's sequence. The receiver's batch is the one other writer of findings: it opens
+the same transaction. The subject is the finding's transfer or collection, so its events
+share that subject's sequence. The receiver's batch is the one other writer of findings: it opens
 those of transfers it creates with bulk statements and writes their events beside them.
 """
 
@@ -18,29 +18,40 @@ from ledger import findings as ledger_findings
 from ledger.events import payloads
 from ledger.events.outbox import Subscriber, emit
 from ledger.events.types import RelayEventType, Subject
-from ledger.models import Finding, Transfer
+from ledger.models import Collection, Finding, Transfer
 from ledger.types import FindingKind
 
-_TRANSFERS = Transfer.__table__  # type: ignore[attr-defined]
+# Where each subject's reference is read from.
+_TABLES = {
+    Subject.TRANSFER: Transfer.__table__,  # type: ignore[attr-defined]
+    Subject.COLLECTION: Collection.__table__,  # type: ignore[attr-defined]
+}
 
 
 def raise_finding(
     session: Session,
     *,
-    transfer_id: int,
     kind: FindingKind,
     detail: str,
     now: dt.datetime,
+    transfer_id: int | None = None,
+    collection_id: int | None = None,
     reference: str | None = None,
     endpoints: list[Subscriber] | None = None,
 ) -> Finding | None:
     """Open (or reopen) a finding and write `finding.opened`; the finding, or None when it
     was already open (no event then).
 
-    `reference` (the transfer's) and `endpoints` (`ledger.events.outbox.subscribers`) save a read.
+    Exactly one of `transfer_id` and `collection_id` names the subject. `reference` (the
+    subject's) and `endpoints` (`ledger.events.outbox.subscribers`) save a read.
     """
     finding = ledger_findings.raise_finding(
-        session, transfer_id=transfer_id, kind=kind, detail=detail, now=now
+        session,
+        transfer_id=transfer_id,
+        collection_id=collection_id,
+        kind=kind,
+        detail=detail,
+        now=now,
     )
     if finding is not None:
         emit_finding(
@@ -52,15 +63,18 @@ def raise_finding(
 def resolve_finding(
     session: Session,
     *,
-    transfer_id: int,
     kind: FindingKind,
     now: dt.datetime,
+    transfer_id: int | None = None,
+    collection_id: int | None = None,
     reference: str | None = None,
     endpoints: list[Subscriber] | None = None,
 ) -> Finding | None:
-    """Close the open finding of `kind` on the transfer and write `finding.resolved`; the
+    """Close the open finding of `kind` on the subject and write `finding.resolved`; the
     finding, or None when none was open (no event then)."""
-    finding = ledger_findings.resolve_finding(session, transfer_id=transfer_id, kind=kind, now=now)
+    finding = ledger_findings.resolve_finding(
+        session, transfer_id=transfer_id, collection_id=collection_id, kind=kind, now=now
+    )
     if finding is not None:
         emit_finding(
             session,
@@ -96,19 +110,27 @@ def emit_finding(
     endpoints: list[Subscriber] | None = None,
 ) -> str:
     """Write a `finding.*` event about the finding as it now stands; its `evt_` id."""
+    subject, subject_id = subject_of(finding)
     if reference is None:
+        table = _TABLES[subject]
         reference = str(
-            session.execute(
-                select(_TRANSFERS.c.reference).where(_TRANSFERS.c.id == finding.transfer_id)
-            ).scalar_one()
+            session.execute(select(table.c.reference).where(table.c.id == subject_id)).scalar_one()
         )
     return emit(
         session,
         type=type,
-        subject=Subject.TRANSFER,
-        subject_id=finding.transfer_id,
+        subject=subject,
+        subject_id=subject_id,
         reference=reference,
-        data=payloads.finding(finding, reference=reference),
+        data=payloads.finding(finding, reference=reference, subject=subject),
         now=now,
         endpoints=endpoints,
     )
+
+
+def subject_of(finding: Finding) -> tuple[Subject, int]:
+    """What the finding is about: (transfer or collection, its row id)."""
+    if finding.collection_id is not None:
+        return Subject.COLLECTION, finding.collection_id
+    assert finding.transfer_id is not None
+    return Subject.TRANSFER, finding.transfer_id

@@ -21,7 +21,7 @@ from sqlmodel import Session
 from ledger.events import payloads
 from ledger.events.ids import new_event_id
 from ledger.events.types import DeliveryStatus, RelayEventType, Subject, parse_types
-from ledger.models import RelayDelivery, RelayEndpoint, RelayEvent, Transfer
+from ledger.models import Collection, RelayDelivery, RelayEndpoint, RelayEvent, Transfer
 
 # The channel idle workers LISTEN on (PostgreSQL).
 CHANNEL = "payrecon_relay"
@@ -30,7 +30,10 @@ EVENTS = RelayEvent.__table__  # type: ignore[attr-defined]
 DELIVERIES = RelayDelivery.__table__  # type: ignore[attr-defined]
 ENDPOINTS = RelayEndpoint.__table__  # type: ignore[attr-defined]
 # The table holding each subject's event_sequence column.
-SEQUENCE_TABLES = {Subject.TRANSFER: Transfer.__table__}  # type: ignore[attr-defined]
+SEQUENCE_TABLES = {
+    Subject.TRANSFER: Transfer.__table__,  # type: ignore[attr-defined]
+    Subject.COLLECTION: Collection.__table__,  # type: ignore[attr-defined]
+}
 
 
 @dataclass(frozen=True, slots=True)

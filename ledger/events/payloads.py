@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from ledger.events.types import RelayEventType, Subject
-from ledger.models import Finding, Transfer
+from ledger.models import Collection, Finding, Transfer
 
 
 def iso(value: dt.datetime | None) -> str | None:
@@ -33,6 +33,23 @@ def transfer_confirmed(transfer: Transfer) -> dict[str, Any]:
         "provider_fee": transfer.provider_fee,
         "failure_reason": transfer.failure_reason,
         "confirmed_at": iso(transfer.confirmed_at),
+    }
+
+
+def collection_confirmed(collection: Collection) -> dict[str, Any]:
+    """`collection.confirmed`: the collection once the provider's API confirmed its final
+    status (PRODUCT.md: Collections)."""
+    return {
+        "reference": collection.reference,
+        "provider_reference": collection.provider_reference,
+        "status": collection.status,
+        "amount": collection.amount,
+        "amount_paid": collection.amount_paid,
+        "fee": collection.fee,
+        "provider_fee": collection.provider_fee,
+        "failure_reason": collection.failure_reason,
+        "paid_at": iso(collection.paid_at),
+        "confirmed_at": iso(collection.confirmed_at),
     }
 
 

@@ -13,6 +13,7 @@ from rich.table import Table
 from payrecon.context import EXIT_RUNTIME, EXIT_USAGE, fail
 from payrecon.errors import DemoDirectoryError
 from payrecon.logconfig import configure_logging
+from reconcile.reports.naira import naira
 
 
 @click.command()
@@ -50,6 +51,10 @@ def demo(transfers: int, directory: Path, seed: int) -> None:
     table.add_row("transfers paid out", str(result.transfers))
     table.add_row("confirmed by the provider", str(result.confirmed))
     table.add_row("still pending", str(result.pending))
+    collections = result.collections
+    table.add_row("collections created", str(collections.created))
+    table.add_row("collections confirmed by the provider", str(collections.confirmed))
+    table.add_row("collected (received)", naira(collections.received))
     table.add_row("reconciler passes", str(result.passes))
     for kind, count in sorted(result.open_findings.items()):
         table.add_row(f"open finding: {kind}", str(count))

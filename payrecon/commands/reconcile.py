@@ -83,6 +83,8 @@ def _print_human(summary: PassSummary) -> None:
     for key, value in summary.as_dict().items():
         if key == "raised_by_kind":
             value = ", ".join(f"{k}={v}" for k, v in sorted(value.items())) or "—"
+        elif key == "collections":
+            value = ", ".join(f"{k}={v}" for k, v in value.items() if v or k == "checked")
         table.add_row(key.replace("_", " "), str(value if value is not None else "—"))
     Console().print(table)
 
@@ -92,7 +94,7 @@ def _print_human(summary: PassSummary) -> None:
 @click.option("--fail-on-findings", is_flag=True, help="Exit 3 when the pass raised findings.")
 @click.pass_context
 def once(ctx: click.Context, as_json: bool, fail_on_findings: bool) -> None:
-    """One pass over due transfers, a summary, exit."""
+    """One pass over due transfers and collections, a summary, exit."""
     reconciler = _prepare(ctx)
     try:
         summary = asyncio.run(_once(reconciler))
@@ -108,7 +110,8 @@ def once(ctx: click.Context, as_json: bool, fail_on_findings: bool) -> None:
     else:
         _print_human(summary)
     if summary.provider_unreachable:
-        fail(f"the provider was unreachable for all {summary.checked} lookups", EXIT_RUNTIME)
+        looked_up = summary.checked + summary.collections.checked
+        fail(f"the provider was unreachable for all {looked_up} lookups", EXIT_RUNTIME)
     if fail_on_findings and summary.findings_raised:
         ctx.exit(EXIT_FINDINGS)
 

@@ -1,4 +1,5 @@
-"""The CSV export: one row per transfer with its findings, written while the rows stream in."""
+"""The CSV export: one row per transfer and per collection (`type` says which) with its
+findings, written while the rows stream in."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ def write_csv(rows: Iterable[TransferRow], out: TextIO) -> int:
     for row in rows:
         writer.writerow(
             (
+                row.type,
                 inert(row.reference),
                 inert(row.provider_reference or ""),
                 row.origin,

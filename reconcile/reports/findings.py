@@ -1,16 +1,17 @@
-"""Listing findings with their transfer's references (for `payrecon findings list`)."""
+"""Listing findings with their transfer's (or collection's) references (for `payrecon findings
+list`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import case, func, literal, select
 from sqlmodel import Session
 
-from ledger.models import Finding, Transfer
+from ledger.models import Collection, Finding, Transfer
 from reconcile.advice import Figures, what_to_do
 from reconcile.reports.model import iso
-from reconcile.reports.sql import FIGURE_COLUMNS, T
+from reconcile.reports.sql import FIGURE_COLUMNS, C, T
 
 F = Finding.__table__.c  # type: ignore[attr-defined]
 
@@ -18,7 +19,15 @@ F = Finding.__table__.c  # type: ignore[attr-defined]
 def list_findings(
     session: Session, *, open_only: bool = False, kind: str | None = None
 ) -> list[dict[str, Any]]:
-    """Findings oldest first, as the API shows them plus their transfer's references."""
+    """Findings oldest first, as the API shows them plus their subject (`transfer` or
+    `collection`) and its references. A collection has no transfer figures: its advice is the
+    kind's own."""
+    findings = Finding.__table__  # type: ignore[attr-defined]
+    transfers = Transfer.__table__  # type: ignore[attr-defined]
+    collections = Collection.__table__  # type: ignore[attr-defined]
+    subjects = findings.outerjoin(transfers, F.transfer_id == T.id).outerjoin(
+        collections, F.collection_id == C.id
+    )
     statement = (
         select(
             F.id,
@@ -28,11 +37,14 @@ def list_findings(
             F.resolved_at,
             F.acknowledged_at,
             F.ack_note,
-            T.reference,
-            T.provider_reference,
+            func.coalesce(T.reference, C.reference).label("reference"),
+            func.coalesce(T.provider_reference, C.provider_reference).label("provider_reference"),
+            case(
+                (F.collection_id.is_not(None), literal("collection")), else_=literal("transfer")
+            ).label("subject"),
             *FIGURE_COLUMNS,
         )
-        .select_from(Finding.__table__.join(Transfer.__table__, F.transfer_id == T.id))  # type: ignore[attr-defined]
+        .select_from(subjects)
         .order_by(F.opened_at, F.id)
     )
     if open_only:
@@ -42,6 +54,7 @@ def list_findings(
     return [
         {
             "id": row.id,
+            "subject": row.subject,
             "kind": row.kind,
             "detail": row.detail,
             "opened_at": iso(row.opened_at),

@@ -89,6 +89,17 @@ def _cards(report: Report) -> list[Card]:
     return [
         Card("Wallet debit", naira(report.wallet_debit), "successful amount + fees charged"),
         Card("Paid out (successful)", naira(successful.amount), f"{successful.count:,} transfers"),
+        Card(
+            "Collected (received)",
+            naira(report.collections.received),
+            f"{report.collections.status('successful').count:,} collections, "
+            f"fees {naira(report.collections.fees)}",
+        ),
+        Card(
+            "Net flow",
+            naira(report.net_flow),
+            "received − collection fees − wallet debit",
+        ),
         Card("Fees charged", naira(report.fees_total), "successful and failed"),
         Card(
             "Fees on failed transfers",

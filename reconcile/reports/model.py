@@ -63,8 +63,52 @@ class DayLine:
 
 
 @dataclass(frozen=True)
+class CollectionTotals:
+    """Collections created in the period by status (PRODUCT.md: Collections): `amount` is
+    what was paid when the provider says so, else the amount asked for; `fee` the fee charged
+    on successful ones, the quote on pending ones, none on failed ones."""
+
+    by_status: Mapping[str, StatusTotals] = field(default_factory=dict)
+
+    def status(self, name: str) -> StatusTotals:
+        """Totals for one status (zeros when none)."""
+        return self.by_status.get(name, StatusTotals())
+
+    @property
+    def total(self) -> int:
+        """Collections created in the period."""
+        return sum(t.count for t in self.by_status.values())
+
+    @property
+    def received(self) -> int:
+        """Money customers paid into successful collections."""
+        return self.status(TransferStatus.SUCCESSFUL).amount
+
+    @property
+    def fees(self) -> int:
+        """Fees the provider kept from successful collections."""
+        return self.status(TransferStatus.SUCCESSFUL).fee
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape `{total, by_status {status: {count, amount, fee}}, received, fees}`."""
+        return {
+            "total": self.total,
+            "by_status": {
+                name: {
+                    "count": self.status(name).count,
+                    "amount": self.status(name).amount,
+                    "fee": self.status(name).fee,
+                }
+                for name in STATUSES
+            },
+            "received": self.received,
+            "fees": self.fees,
+        }
+
+
+@dataclass(frozen=True)
 class OpenFinding:
-    """An unresolved finding with its transfer and the advice for it."""
+    """An unresolved finding with its transfer (or collection) and the advice for it."""
 
     id: int
     kind: str
@@ -77,11 +121,13 @@ class OpenFinding:
     acknowledged_at: dt.datetime | None
     ack_note: str | None
     what_to_do: str
+    subject: str = "transfer"  # or "collection"
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape of one entry of `open_findings`."""
         return {
             "id": self.id,
+            "subject": self.subject,
             "kind": self.kind,
             "detail": self.detail,
             "reference": self.reference,
@@ -136,6 +182,7 @@ class Report:
     stale_pending: list[StalePending] = field(default_factory=list)
     days: list[DayLine] = field(default_factory=list)
     stale_after: int = DEFAULT_STALE_AFTER
+    collections: CollectionTotals = field(default_factory=CollectionTotals)
 
     def status(self, name: str) -> StatusTotals:
         """Totals for one status (zeros when none)."""
@@ -172,6 +219,11 @@ class Report:
         return self.status(TransferStatus.SUCCESSFUL).amount + self.fees_total
 
     @property
+    def net_flow(self) -> int:
+        """Money in minus money out: collections received − collection fees − wallet debit."""
+        return self.collections.received - self.collections.fees - self.wallet_debit
+
+    @property
     def open_findings_total(self) -> int:
         """Unresolved findings on transfers of the period."""
         return sum(self.findings_open.values())
@@ -195,6 +247,8 @@ class Report:
                 "quoted_on_pending": pending.fee,
             },
             "wallet_debit": self.wallet_debit,
+            "collections": self.collections.as_dict(),
+            "net_flow": self.net_flow,
             "figures_from": dict(self.figures_from),
             "findings": {kind: self.findings_open.get(kind, 0) for kind in _kinds(self)},
             "findings_acknowledged": {

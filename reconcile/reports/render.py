@@ -18,7 +18,7 @@ from reconcile.reports.errors import OutputError
 from reconcile.reports.html import render_html
 from reconcile.reports.jsonout import write_json
 from reconcile.reports.period import Period
-from reconcile.reports.rows import iter_transfer_rows
+from reconcile.reports.rows import iter_collection_rows, iter_report_rows, iter_transfer_rows
 from reconcile.reports.summary import compute_report
 from reconcile.reports.text import render_text
 from reconcile.reports.xlsx import write_xlsx
@@ -57,11 +57,16 @@ def write_report(
         if path is None:
             raise OutputError("--format xlsx needs --output FILE (a workbook is not text)")
         report = compute_report(session, period, stale_after=stale_after, now=now)
-        write_xlsx(report, iter_transfer_rows(session, period), path)
+        write_xlsx(
+            report,
+            iter_transfer_rows(session, period),
+            path,
+            iter_collection_rows(session, period),
+        )
         return
     with _target(out, path) as stream:
         if fmt == "csv":
-            write_csv(iter_transfer_rows(session, period), stream)
+            write_csv(iter_report_rows(session, period), stream)
             return
         report = compute_report(session, period, stale_after=stale_after, now=now)
         if fmt == "json":

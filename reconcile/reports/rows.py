@@ -1,23 +1,36 @@
-"""One row per transfer with its findings, streamed from a server-side cursor in batches."""
+"""One row per transfer (then per collection) with its findings, streamed from a server-side
+cursor in batches."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import case, func, literal_column, select
+from sqlalchemy import case, func, literal_column, null, select
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session
 
 from ledger.models import Finding
 from reconcile.reports.period import Period, lagos_day
-from reconcile.reports.sql import FIGURE_COLUMNS, T, as_int, counted_amount, counted_fee, in_period
+from reconcile.reports.sql import (
+    FIGURE_COLUMNS,
+    C,
+    T,
+    as_int,
+    collection_amount,
+    collection_fee,
+    counted_amount,
+    counted_fee,
+    in_period,
+)
 
 BATCH = 1000
 F = Finding.__table__.c  # type: ignore[attr-defined]
 
 COLUMNS: tuple[str, ...] = (
+    "type",
     "reference",
     "provider_reference",
     "origin",
@@ -58,6 +71,7 @@ class TransferRow:
     provider_fee: int | None
     failure_reason: str | None
     findings: str
+    type: str = "transfer"  # or "collection" (PRODUCT.md: the CSV's `type` column)
 
     @property
     def lagos_date(self) -> dt.date:
@@ -65,9 +79,9 @@ class TransferRow:
         return lagos_day(self.created_at)
 
 
-def _findings_of_transfer() -> ColumnElement[str]:
-    # A correlated subquery answered from the (transfer_id, kind) unique index per row, so the
-    # stream needs no join state: "fee_mismatch:open; stale_pending:acknowledged".
+def _findings_of(owner: ColumnElement[int], row_id: ColumnElement[int]) -> ColumnElement[str]:
+    # A correlated subquery answered from the (transfer_id|collection_id, kind) unique index per
+    # row, so the stream needs no join state: "fee_mismatch:open; stale_pending:acknowledged".
     state = case(
         (F.resolved_at.is_not(None), literal_column("'resolved'")),
         (F.acknowledged_at.is_not(None), literal_column("'acknowledged'")),
@@ -76,7 +90,7 @@ def _findings_of_transfer() -> ColumnElement[str]:
     label = F.kind + literal_column("':'") + state
     return (
         select(func.aggregate_strings(label, "; "))
-        .where(F.transfer_id == T.id)
+        .where(owner == row_id)
         .correlate_except(Finding.__table__)  # type: ignore[attr-defined]
         .scalar_subquery()
     )
@@ -102,11 +116,17 @@ def iter_transfer_rows(
             counted_fee(),
             *FIGURE_COLUMNS,
             T.failure_reason,
-            _findings_of_transfer(),
+            _findings_of(F.transfer_id, T.id),
         )
         .where(*in_period(period or Period()))
         .order_by(T.created_at, T.id)
     )
+    yield from _stream(session, statement, batch, "transfer")
+
+
+def _stream(session: Session, statement: Any, batch: int, type: str) -> Iterator[TransferRow]:
+    """The rows of a statement selecting COLUMNS' figures in order (without `type` and
+    `lagos_date`), `batch` at a time."""
     result = session.execute(statement, execution_options={"yield_per": batch})
     for row in result:
         yield TransferRow(
@@ -126,7 +146,45 @@ def iter_transfer_rows(
             provider_fee=row[13],
             failure_reason=row[14],
             findings=_sorted_findings(row[15]),
+            type=type,
         )
+
+
+def iter_collection_rows(
+    session: Session, period: Period | None = None, *, batch: int = BATCH
+) -> Iterator[TransferRow]:
+    """Every collection of the period as a row of `type` collection, oldest first: `amount` is
+    what was paid (else asked for), `expected_amount` what was asked for, `quoted_fee` the
+    quote, `provider_amount`/`provider_fee` the provider's figures; no webhook figures."""
+    statement = (
+        select(
+            C.reference,
+            C.provider_reference,
+            C.origin,
+            C.status,
+            C.confirmed,
+            C.created_at,
+            collection_amount(),
+            collection_fee(),
+            C.amount,
+            C.fee,
+            null(),  # the provider sends no collection webhooks
+            null(),
+            C.amount_paid,
+            C.provider_fee,
+            C.failure_reason,
+            _findings_of(F.collection_id, C.id),
+        )
+        .where(*in_period(period or Period(), C))
+        .order_by(C.created_at, C.id)
+    )
+    yield from _stream(session, statement, batch, "collection")
+
+
+def iter_report_rows(session: Session, period: Period | None = None) -> Iterator[TransferRow]:
+    """The CSV's and the spreadsheet's rows: every transfer, then every collection."""
+    yield from iter_transfer_rows(session, period)
+    yield from iter_collection_rows(session, period)
 
 
 def _sorted_findings(value: str | None) -> str:

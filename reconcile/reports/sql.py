@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Date, Integer, case, cast, func, literal_column
+from sqlalchemy import Date, Integer, case, cast, func, literal_column, select
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session
 
-from ledger.models import Transfer
+from ledger.models import Collection, Finding, Transfer
 from reconcile.reports.period import Period
 
 T = Transfer.__table__.c  # type: ignore[attr-defined]
+C = Collection.__table__.c  # type: ignore[attr-defined]
+F = Finding.__table__.c  # type: ignore[attr-defined]
 # Each source's figures for one transfer, named as `advice.Figures` reads them.
 FIGURE_COLUMNS = (
     T.amount,
@@ -33,6 +35,16 @@ def counted_fee() -> ColumnElement[Any]:
     return func.coalesce(T.provider_fee, T.webhook_fee, T.fee, 0)
 
 
+def collection_amount() -> ColumnElement[Any]:
+    """A collection's money: what the provider says was paid, else the amount asked for."""
+    return func.coalesce(C.amount_paid, C.amount, 0)
+
+
+def collection_fee() -> ColumnElement[Any]:
+    """A collection's fee: charged (provider) when known, none on a failed one, else the quote."""
+    return func.coalesce(C.provider_fee, case((C.status == "failed", 0), else_=C.fee), 0)
+
+
 def lagos_date(dialect: str) -> ColumnElement[Any]:
     """The Africa/Lagos calendar day of `transfer.created_at`, computed in the database.
 
@@ -52,13 +64,14 @@ def lagos_date(dialect: str) -> ColumnElement[Any]:
     return cast(utc_wall.op("+")(literal_column("interval '1 hour'")), Date)
 
 
-def in_period(period: Period) -> list[ColumnElement[bool]]:
-    """WHERE conditions for transfers created inside the period (half-open UTC bounds)."""
+def in_period(period: Period, table: Any = T) -> list[ColumnElement[bool]]:
+    """WHERE conditions for transfers (or the rows of `table`, e.g. `C`) created inside the
+    period (half-open UTC bounds)."""
     conditions: list[ColumnElement[bool]] = []
     if period.start is not None:
-        conditions.append(T.created_at >= period.start)
+        conditions.append(table.created_at >= period.start)
     if period.end is not None:
-        conditions.append(T.created_at < period.end)
+        conditions.append(table.created_at < period.end)
     return conditions
 
 
@@ -75,3 +88,22 @@ def as_int(value: Any) -> int:
 def flag(condition: ColumnElement[bool]) -> ColumnElement[Any]:
     """1 where the condition holds, else 0, for counting with SUM."""
     return cast(case((condition, 1), else_=0), Integer)
+
+
+def finding_counts(
+    session: Session, subjects: Any, conditions: list[ColumnElement[bool]]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Open findings by kind over `subjects` (findings joined to their table) where
+    `conditions` hold, and how many of each are acknowledged."""
+    statement = (
+        select(F.kind, func.count(), func.sum(flag(F.acknowledged_at.is_not(None))))
+        .select_from(subjects)
+        .where(F.resolved_at.is_(None), *conditions)
+        .group_by(F.kind)
+    )
+    opened: dict[str, int] = {}
+    acknowledged: dict[str, int] = {}
+    for kind, count, acked in session.execute(statement):
+        opened[kind] = as_int(count)
+        acknowledged[kind] = as_int(acked)
+    return opened, acknowledged

@@ -13,6 +13,11 @@ from ledger.models import Finding, Transfer
 from ledger.types import FindingKind, TransferStatus, utcnow
 from reconcile.advice import Figures, what_to_do
 from reconcile.checks import DEFAULT_STALE_AFTER
+from reconcile.reports.collections import (
+    collection_finding_counts,
+    collection_totals,
+    open_collection_findings,
+)
 from reconcile.reports.model import (
     DayLine,
     OpenFinding,
@@ -29,6 +34,7 @@ from reconcile.reports.sql import (
     counted_amount,
     counted_fee,
     dialect_of,
+    finding_counts,
     flag,
     in_period,
     lagos_date,
@@ -53,16 +59,26 @@ def compute_report(
     now = now or utcnow()
     totals, sources, days = _totals_and_days(session, period)
     opened, acknowledged = _finding_counts(session, period)
+    # Findings on collections count beside the transfers' (a finding belongs to either).
+    for counts, more in zip(
+        (opened, acknowledged), collection_finding_counts(session, period), strict=True
+    ):
+        for kind, count in more.items():
+            counts[kind] = counts.get(kind, 0) + count
+    findings = _open_findings(session, period) + open_collection_findings(session, period)
+    # Unacknowledged first: those still need someone; then oldest first.
+    findings.sort(key=lambda f: (f.acknowledged_at is not None, f.opened_at, f.id))
     return Report(
         period=period,
         by_status=totals,
         figures_from=sources,
         findings_open=opened,
         findings_acknowledged=acknowledged,
-        open_findings=_open_findings(session, period),
+        open_findings=findings,
         stale_pending=_stale_pending(session, period, now - dt.timedelta(seconds=stale_after)),
         days=days,
         stale_after=stale_after,
+        collections=collection_totals(session, period),
     )
 
 
@@ -140,18 +156,8 @@ def _add_to_day(line: DayLine, status: str, count: int, amount: int, fee: int) -
 
 
 def _finding_counts(session: Session, period: Period) -> tuple[dict[str, int], dict[str, int]]:
-    statement = (
-        select(F.kind, func.count(), func.sum(flag(F.acknowledged_at.is_not(None))))
-        .select_from(Finding.__table__.join(Transfer.__table__, F.transfer_id == T.id))  # type: ignore[attr-defined]
-        .where(F.resolved_at.is_(None), *in_period(period))
-        .group_by(F.kind)
-    )
-    opened: dict[str, int] = {}
-    acknowledged: dict[str, int] = {}
-    for kind, count, acked in session.execute(statement):
-        opened[kind] = as_int(count)
-        acknowledged[kind] = as_int(acked)
-    return opened, acknowledged
+    on_transfers = Finding.__table__.join(Transfer.__table__, F.transfer_id == T.id)  # type: ignore[attr-defined]
+    return finding_counts(session, on_transfers, in_period(period))
 
 
 def _open_findings(session: Session, period: Period) -> list[OpenFinding]:

@@ -27,6 +27,7 @@ def render_text(report: Report, console: Console, *, now: dt.datetime | None = N
     console.print()
     console.print(_status_table(report))
     console.print(_fees_table(report))
+    console.print(_collections_table(report))
     console.print(_findings_by_kind(report))
     if report.open_findings:
         console.print(_open_findings(report))
@@ -69,6 +70,26 @@ def _fees_table(report: Report) -> Table:
         f"the webhook for {sources.get('webhook', 0):,}, "
         f"the expected amount and quote for {sources.get('expected', 0):,}."
     )
+    return table
+
+
+def _collections_table(report: Report) -> Table:
+    table = _money_table("Collections (money coming in)")
+    table.add_column("Status")
+    table.add_column("Count", justify="right")
+    table.add_column("Amount", justify="right")
+    table.add_column("Fees", justify="right")
+    collections = report.collections
+    for name in STATUSES:
+        totals = collections.status(name)
+        fee_label = naira(totals.fee) + (" (quoted)" if name == "pending" else "")
+        table.add_row(name, f"{totals.count:,}", naira(totals.amount), fee_label)
+    table.add_section()
+    table.add_row("[bold]total[/bold]", f"{collections.total:,}", "", "")
+    table.add_row("Received", "", naira(collections.received), "")
+    table.add_row("Collection fees", "", "", naira(collections.fees))
+    table.add_row("[bold]Net flow[/bold]", "", f"[bold]{naira(report.net_flow)}[/bold]", "")
+    table.caption = "Net flow = collections received − collection fees − wallet debit."
     return table
 
 

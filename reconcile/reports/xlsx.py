@@ -1,4 +1,5 @@
-"""The spreadsheet export: a Summary sheet and a Transfers sheet, written in write-only mode."""
+"""The spreadsheet export: Summary, Transfers and Collections sheets, written in write-only
+mode."""
 
 from __future__ import annotations
 
@@ -44,13 +45,20 @@ TRANSFER_HEADERS: tuple[tuple[str, int], ...] = (
 )
 
 
-def write_xlsx(report: Report, rows: Iterable[TransferRow], path: Path) -> int:
-    """Write the workbook to `path`, streaming the transfers; the number of transfer rows."""
+def write_xlsx(
+    report: Report,
+    rows: Iterable[TransferRow],
+    path: Path,
+    collections: Iterable[TransferRow] = (),
+) -> int:
+    """Write the workbook to `path`, streaming the transfers and then the collections (each on
+    its own sheet, the same columns); the number of transfer rows."""
     workbook = Workbook(write_only=True)
     summary = workbook.create_sheet("Summary")
     _write_summary(summary, report)
     transfers = workbook.create_sheet("Transfers")
     count = _write_transfers(transfers, rows)
+    _write_transfers(workbook.create_sheet("Collections"), collections)
     workbook.save(path)
     return count
 
@@ -118,6 +126,8 @@ def _write_summary(sheet: WriteOnlyWorksheet, report: Report) -> None:
     ):
         sheet.append([_cell(sheet, label, bold=True), _money(sheet, kobo)])
     sheet.append([])
+    _write_collection_summary(sheet, report)
+    sheet.append([])
     sheet.append(_header(sheet, ("Finding kind", "Open", "Acknowledged")))
     for kind, count in report.as_dict()["findings"].items():
         sheet.append([kind, count, report.findings_acknowledged.get(kind, 0)])
@@ -135,6 +145,22 @@ def _write_summary(sheet: WriteOnlyWorksheet, report: Report) -> None:
                 day.failed,
             ]
         )
+
+
+def _write_collection_summary(sheet: WriteOnlyWorksheet, report: Report) -> None:
+    collections = report.collections
+    sheet.append(_header(sheet, ("Collections", "Count", "Amount (NGN)", "Fee (NGN)")))
+    for name in STATUSES:
+        totals = collections.status(name)
+        sheet.append([name, totals.count, _money(sheet, totals.amount), _money(sheet, totals.fee)])
+    sheet.append(["total", collections.total, None, None])
+    sheet.append([])
+    for label, kobo in (
+        ("Collections received", collections.received),
+        ("Collection fees", collections.fees),
+        ("Net flow", report.net_flow),
+    ):
+        sheet.append([_cell(sheet, label, bold=True), _money(sheet, kobo)])
 
 
 def _write_transfers(sheet: WriteOnlyWorksheet, rows: Iterable[TransferRow]) -> int:

@@ -21,8 +21,8 @@ def _figure(summary: str, label: str) -> int:
 
 
 def test_the_demo_pays_reconciles_and_reports(tmp_path: Path) -> None:
-    """40 payouts end confirmed or flagged, the three reports agree with each other, and the
-    demo consumer verified one relay event per confirmation and per finding."""
+    """40 payouts and 8 collections end confirmed or flagged, the three reports agree with each
+    other, and the demo consumer verified one relay event per confirmation and per finding."""
     result = subprocess.run(
         [*PAYRECON, "demo", "--transfers", "40"],
         cwd=tmp_path,
@@ -35,7 +35,9 @@ def test_the_demo_pays_reconciles_and_reports(tmp_path: Path) -> None:
     folder = tmp_path / "payrecon-demo"
     report = json.loads((folder / "report.json").read_text())
     with (folder / "report.csv").open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
+        every_row = list(csv.DictReader(handle))
+    rows = [r for r in every_row if r["type"] == "transfer"]
+    collected = [r for r in every_row if r["type"] == "collection"]
     html = (folder / "report.html").read_text()
     by_status = report["transfers"]["by_status"]
     assert report["transfers"]["total"] == 40 == len(rows)
@@ -47,11 +49,26 @@ def test_the_demo_pays_reconciles_and_reports(tmp_path: Path) -> None:
     successful = [r for r in rows if r["status"] == "successful"]
     assert len(successful) == by_status["successful"]["count"] == 38
     assert "confirmed by the provider" in result.stdout
-    # 39 final statuses confirmed (38 successful, 1 failed) and 2 findings opened.
-    assert _figure(result.stdout, "events delivered to the demo consumer") == 41
-    assert _figure(result.stdout, "verified by the consumer (Standard Webhooks)") == 41
+    # Collections: 4 paid exactly, 1 over, 1 under, 1 late, 1 never (it expires, failed).
+    collections = report["collections"]
+    assert collections["total"] == 8 == len(collected)
+    assert collections["by_status"]["successful"]["count"] == 6
+    assert collections["by_status"]["failed"]["count"] == 2
+    assert report["findings"]["overpaid"] == 1 and report["findings"]["underpaid"] == 1
+    assert report["findings"]["paid_after_expiry"] == 1
+    paid = [r for r in collected if r["status"] == "successful"]
+    assert sum(int(r["amount"]) for r in paid) == collections["received"]
+    assert sum(int(r["fee"]) for r in paid) == collections["fees"]
+    assert report["net_flow"] == (
+        collections["received"] - collections["fees"] - report["wallet_debit"]
+    )
+    assert _figure(result.stdout, "collections confirmed by the provider") == 8
+    # 39 + 8 final statuses confirmed and 5 findings opened (2 transfers, 3 collections).
+    assert _figure(result.stdout, "events delivered to the demo consumer") == 52
+    assert _figure(result.stdout, "verified by the consumer (Standard Webhooks)") == 52
     assert _figure(result.stdout, "transfer.confirmed") == 39
-    assert _figure(result.stdout, "finding.opened") == 2
+    assert _figure(result.stdout, "collection.confirmed") == 8
+    assert _figure(result.stdout, "finding.opened") == 5
     assert "₦" in html and "<script src=" not in html
 
 

@@ -5,26 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 from sqlalchemy import Engine, func, select
 
 from ledger.db import read_session
 from ledger.models import Transfer
 from payrecon.cli import cli
 from tests.integration.reconcile.helpers import running_sandbox
+from tests.support.cli import one_line, run_cli
 from tests.support.numbers import HOSTILE_TEXT
 from tests.support.payouts import send_options
-
-
-def _run(database_url: str, *args: str, **env: str) -> Result:
-    return CliRunner().invoke(cli, list(args), env={"PAYRECON_DATABASE_URL": database_url, **env})
-
-
-def _one_line(result: Result) -> str:
-    """The single stderr line of a refused command (asserting exit 2 and one line)."""
-    lines = result.stderr.strip().splitlines()
-    assert result.exit_code == 2 and len(lines) == 1, (result.exit_code, result.output)
-    return lines[0]
 
 
 def _stored(engine: Engine) -> int:
@@ -36,8 +26,10 @@ def test_hostile_expect_amounts_and_fees_exit_2(database_url: str, engine: Engin
     """`transfer expect --amount/--fee` refuse each hostile value with one line naming the
     option and the value; nothing is registered."""
     for text in HOSTILE_TEXT:
-        amount = _run(database_url, "transfer", "expect", "--reference", "E-1", f"--amount={text}")
-        fee = _run(
+        amount = run_cli(
+            database_url, "transfer", "expect", "--reference", "E-1", f"--amount={text}"
+        )
+        fee = run_cli(
             database_url,
             "transfer",
             "expect",
@@ -47,8 +39,8 @@ def test_hostile_expect_amounts_and_fees_exit_2(database_url: str, engine: Engin
             "100",
             f"--fee={text}",
         )
-        assert _one_line(amount).startswith("payrecon: --amount: must be"), text
-        assert _one_line(fee).startswith("payrecon: --fee: must be"), text
+        assert one_line(amount).startswith("payrecon: --amount: must be"), text
+        assert one_line(fee).startswith("payrecon: --fee: must be"), text
     assert _stored(engine) == 0
 
 
@@ -63,8 +55,8 @@ def test_hostile_payout_amounts_exit_2_before_any_call(database_url: str, engine
         options = send_options(sandbox.accounts()[0], "S-1")
         for text in [*HOSTILE_TEXT, "0"]:
             args = [*options[2:], f"--amount={text}"]
-            result = _run(database_url, "transfer", "send", *args, **env)
-            assert _one_line(result).startswith("payrecon: --amount: must be"), text
+            result = run_cli(database_url, "transfer", "send", *args, **env)
+            assert one_line(result).startswith("payrecon: --amount: must be"), text
         assert sandbox.transfers() == []
     assert _stored(engine) == 0
 
@@ -81,7 +73,7 @@ def test_hostile_csv_cells_refuse_the_whole_import(
     for column, text in cases:
         row = f"BAD-1,{text},5" if column == "amount" else f"BAD-1,100,{text}"
         csv_file.write_text(f"reference,amount,fee\nGOOD-1,100,5\n{row}\n", encoding="utf-8")
-        line = _one_line(_run(database_url, "transfer", "import", str(csv_file)))
+        line = one_line(run_cli(database_url, "transfer", "import", str(csv_file)))
         assert line.startswith(f"payrecon: {csv_file}:3: {column}: "), (column, text, line)
     assert _stored(engine) == 0
 
@@ -98,10 +90,10 @@ def test_days_out_of_range_exit_2(database_url: str) -> None:
         ("replay", "--since", "２０２４-01-01"): "--since must be a day as YYYY-MM-DD",
     }
     for args, needle in cases.items():
-        line = _one_line(_run(database_url, *args))
+        line = one_line(run_cli(database_url, *args))
         assert needle in line, (args, line)
-    edges = _run(database_url, "report", "--since", "0001-01-02", "--until", "9999-12-30")
-    replayed = _run(database_url, "replay", "--since", "9999-12-30")
+    edges = run_cli(database_url, "report", "--since", "0001-01-02", "--until", "9999-12-30")
+    replayed = run_cli(database_url, "replay", "--since", "9999-12-30")
     assert (edges.exit_code, replayed.exit_code) == (0, 0), edges.output + replayed.output
 
 
@@ -115,5 +107,5 @@ def test_hostile_provider_command_amounts_exit_2() -> None:
         account = CliRunner().invoke(
             cli, ["provider", "va", "create", "--type", "dynamic", f"--expected-amount={text}"]
         )
-        assert _one_line(collection).startswith("payrecon: --amount: must be"), text
-        assert _one_line(account).startswith("payrecon: --expected-amount: must be"), text
+        assert one_line(collection).startswith("payrecon: --amount: must be"), text
+        assert one_line(account).startswith("payrecon: --expected-amount: must be"), text

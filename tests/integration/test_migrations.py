@@ -29,7 +29,7 @@ def test_migrations_downgrade_to_nothing_and_upgrade_again(database_url: str) ->
     finally:
         engine.dispose()
     upgrade(database_url)
-    assert current(database_url) == "0003"
+    assert current(database_url) == "0004"
     engine = create_db_engine(database_url)
     try:
         indexes = {index["name"] for index in inspect(engine).get_indexes("webhook_event")}

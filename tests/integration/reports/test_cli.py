@@ -108,7 +108,7 @@ def test_html_and_xlsx_reports_are_written_to_files(
     assert _run(database_url, "report", "--format", "xlsx", "--output", str(book)).exit_code == 0
     html = page.read_text("utf-8")
     assert "₦1,234,631.64" in html and "<svg" in html
-    assert openpyxl.load_workbook(book).sheetnames == ["Summary", "Transfers"]
+    assert openpyxl.load_workbook(book).sheetnames == ["Summary", "Transfers", "Collections"]
 
 
 def test_xlsx_without_output_is_a_usage_error(engine: Engine, database_url: str) -> None:

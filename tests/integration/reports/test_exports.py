@@ -118,7 +118,8 @@ def test_csv_export_memory_stays_flat_while_the_ledger_grows_tenfold(engine: Eng
 
 
 def test_xlsx_opens_back_with_summary_and_transfers(engine: Engine, tmp_path: Path) -> None:
-    """The workbook has both sheets, naira-formatted numbers, frozen headers and every row."""
+    """The workbook has its three sheets, naira-formatted numbers, frozen headers and every
+    row."""
     _ledger(engine)
     path = tmp_path / "report.xlsx"
     with read_session(engine) as session:
@@ -126,7 +127,7 @@ def test_xlsx_opens_back_with_summary_and_transfers(engine: Engine, tmp_path: Pa
         written = write_xlsx(report, iter_transfer_rows(session), path)
     assert written == 3
     book = openpyxl.load_workbook(path)
-    assert book.sheetnames == ["Summary", "Transfers"]
+    assert book.sheetnames == ["Summary", "Transfers", "Collections"]
     transfers = book["Transfers"]
     assert transfers.freeze_panes == "A2"
     header = [cell.value for cell in transfers[1]]

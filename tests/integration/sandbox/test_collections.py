@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
+from sandbox.faults import Faults
 from sandbox.fees import collection_fee
 
 
@@ -78,6 +81,7 @@ def test_underpayment_fails_and_credits_nothing(sandbox):
         data = client.get("/v1/collection/c-under").json()["data"]
     assert data["status"] == "failed"
     assert "Underpaid" in data["failure_reason"]
+    assert data["amount"] == 9_999
     assert sandbox.world.balance == balance
 
 
@@ -98,3 +102,40 @@ def test_unknown_collection_is_404(shared_sandbox):
         response = client.get("/v1/collection/none")
     assert response.status_code == 404
     assert response.json() == {"status": "failed", "message": "Transaction not found"}
+
+
+def test_collection_late_fault_reports_the_payment_after_expiry(start_sandbox, receiver):
+    """With `collection_late` the payment succeeds but completes after `expires_at`."""
+    box = start_sandbox(
+        webhook_url=receiver.url,
+        collection_ttl=600.0,
+        faults=Faults(collection_late=1.0, collection_late_seconds=90),
+    )
+    with box.client() as client, box.control() as control:
+        created = _create(client, "c-late").json()["data"]
+        control.post("/_sandbox/collections/c-late/pay", json={"amount": 100_000})
+        data = client.get("/v1/collection/c-late").json()["data"]
+    expires = datetime.fromisoformat(created["expires_at"].replace("Z", "+00:00"))
+    completed = datetime.fromisoformat(data["completed_at"].replace("Z", "+00:00"))
+    assert data["status"] == "successful"
+    assert (completed - expires).total_seconds() == pytest.approx(90, abs=1)
+
+
+def test_fee_drift_charges_more_than_the_collection_quote(start_sandbox, receiver):
+    """With `fee_drift` a paid collection's fee is the quote plus 500 kobo."""
+    box = start_sandbox(webhook_url=receiver.url, faults=Faults(fee_drift=1.0))
+    with box.client() as client, box.control() as control:
+        quoted = _create(client, "c-fee").json()["data"]["fee"]
+        control.post("/_sandbox/collections/c-fee/pay", json={"amount": 100_000})
+        data = client.get("/v1/collection/c-fee").json()["data"]
+    assert data["fee"] == quoted + 500
+
+
+def test_collection_ttl_sets_the_expiry(start_sandbox, receiver):
+    """`collection_ttl` (`--collection-ttl`) is the time from creation to `expires_at`."""
+    box = start_sandbox(webhook_url=receiver.url, collection_ttl=120.0)
+    with box.client() as client:
+        before = datetime.now(UTC)
+        created = _create(client, "c-ttl").json()["data"]
+    expires = datetime.fromisoformat(created["expires_at"].replace("Z", "+00:00"))
+    assert (expires - before).total_seconds() == pytest.approx(120, abs=2)

@@ -1,0 +1,211 @@
+"""Reads and small writes over collections, shared by the admin API, the CLI and the reconciler."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import or_, select
+from sqlmodel import Session, col
+
+from ledger.errors import ConflictError
+from ledger.events.payloads import iso
+from ledger.models import Collection, Finding
+from ledger.queries import finding_dict, keyset_page, refuse_different, with_open_finding
+from ledger.types import Initiation, TransferOrigin, TransferStatus
+from ledger.upsert import insert_ignore
+
+# The cursor kind of collection pages (transfers use "t"): a cursor of one never pages the other.
+CURSOR_KIND = "c"
+
+
+def find_collection(
+    session: Session, reference: str, *, for_update: bool = False
+) -> Collection | None:
+    """The collection whose merchant's or provider's reference is `reference`."""
+    statement = select(Collection).where(
+        or_(col(Collection.reference) == reference, col(Collection.provider_reference) == reference)
+    )
+    if for_update:
+        statement = statement.with_for_update()
+    rows: list[Collection] = list(session.execute(statement).scalars().all())
+    # A merchant's reference wins over a provider's reference that happens to be equal.
+    for row in rows:
+        if row.reference == reference:
+            return row
+    return rows[0] if rows else None
+
+
+def collection_record(session: Session, collection: Collection) -> dict[str, Any]:
+    """The collection as `GET /api/collections/{reference}` answers it (PRODUCT.md keys)."""
+    findings = (
+        session.execute(
+            select(Finding)
+            .where(col(Finding.collection_id) == collection.id)
+            .order_by(col(Finding.id))
+        )
+        .scalars()
+        .all()
+    )
+    return {
+        "reference": collection.reference,
+        "provider_reference": collection.provider_reference,
+        "origin": collection.origin,
+        "status": collection.status,
+        "confirmed": collection.confirmed,
+        "amount": collection.amount,
+        "amount_paid": collection.amount_paid,
+        "fee": collection.fee,
+        "provider_fee": collection.provider_fee,
+        "account_number": collection.account_number,
+        "account_name": collection.account_name,
+        "bank_name": collection.bank_name,
+        "customer_name": collection.customer_name,
+        "customer_email": collection.customer_email,
+        "customer_phone": collection.customer_phone,
+        "expires_at": iso(collection.expires_at),
+        "paid_at": iso(collection.paid_at),
+        "failure_reason": collection.failure_reason,
+        "initiation": collection.initiation,
+        "next_check_at": iso(collection.next_check_at),
+        "confirmed_at": iso(collection.confirmed_at),
+        "created_at": iso(collection.created_at),
+        "updated_at": iso(collection.updated_at),
+        "findings": [finding_dict(f) for f in findings],
+    }
+
+
+@dataclass(frozen=True)
+class CollectionPage:
+    """One page of collections and the cursor of the next page (None at the end)."""
+
+    items: list[Collection]
+    next_cursor: str | None
+
+
+def list_collections(
+    session: Session,
+    *,
+    status: TransferStatus | None = None,
+    finding: str | None = None,
+    since: dt.datetime | None = None,
+    limit: int = 50,
+    cursor: str | None = None,
+) -> CollectionPage:
+    """Collections newest first, filtered; keyset-paginated by id so pages never shift."""
+    statement = select(Collection)
+    if status is not None:
+        statement = statement.where(col(Collection.status) == status.value)
+    if since is not None:
+        statement = statement.where(col(Collection.created_at) >= since)
+    if finding is not None:
+        statement = statement.where(
+            with_open_finding(col(Finding.collection_id) == col(Collection.id), finding)
+        )
+    items, next_cursor = keyset_page(
+        session, statement, Collection, limit=limit, cursor=cursor, kind=CURSOR_KIND
+    )
+    return CollectionPage(items, next_cursor)
+
+
+@dataclass(frozen=True)
+class CollectionIntent:
+    """A collection payrecon is about to ask the provider for (checked by the caller)."""
+
+    reference: str
+    amount: int
+    customer_name: str | None = None
+    customer_email: str | None = None
+    customer_phone: str | None = None
+
+
+def write_intent(
+    session: Session, intent: CollectionIntent, *, now: dt.datetime, grace: float
+) -> bool:
+    """Record the intent before the provider is called; False when the reference is taken.
+
+    Due for a lookup after `grace`: if the creator dies before recording the answer, the
+    reconciler finds the collection by its reference then.
+    """
+    new_id = insert_ignore(
+        session,
+        Collection.__table__,  # type: ignore[attr-defined]
+        {
+            "reference": intent.reference,
+            "origin": TransferOrigin.INITIATED.value,
+            "status": TransferStatus.PENDING.value,
+            "confirmed": False,
+            "amount": intent.amount,
+            "customer_name": intent.customer_name,
+            "customer_email": intent.customer_email,
+            "customer_phone": intent.customer_phone,
+            "initiation": Initiation.INTENT.value,
+            "final_check_done": False,
+            "check_attempts": 0,
+            "not_found_count": 0,
+            "event_sequence": 0,
+            "next_check_at": now + dt.timedelta(seconds=grace),
+            "created_at": now,
+            "updated_at": now,
+        },
+        ["reference"],
+    )
+    return new_id is not None
+
+
+@dataclass(frozen=True)
+class ExpectedCollection:
+    """A collection created outside payrecon that the ledger should expect."""
+
+    reference: str
+    amount: int
+    expires_at: dt.datetime | None = None
+
+
+def register_expected_collection(
+    session: Session, expected: ExpectedCollection, *, now: dt.datetime
+) -> tuple[Collection, bool]:
+    """Record an expected collection; (collection, created). ConflictError when the reference
+    is already held with a different amount or expiry."""
+    existing = find_collection(session, expected.reference, for_update=True)
+    if existing is None:
+        new_id = insert_ignore(
+            session,
+            Collection.__table__,  # type: ignore[attr-defined]
+            {
+                "reference": expected.reference,
+                "origin": TransferOrigin.EXPECTED.value,
+                "status": TransferStatus.PENDING.value,
+                "confirmed": False,
+                "amount": expected.amount,
+                "expires_at": expected.expires_at,
+                "final_check_done": False,
+                "check_attempts": 0,
+                "not_found_count": 0,
+                "event_sequence": 0,
+                "next_check_at": now,  # newly registered: due at once
+                "created_at": now,
+                "updated_at": now,
+            },
+            ["reference"],
+        )
+        if new_id is not None:
+            created = session.get(Collection, new_id)
+            assert created is not None
+            return created, True
+        existing = find_collection(session, expected.reference, for_update=True)
+        if existing is None:
+            raise ConflictError(
+                f"reference {expected.reference!r} collides with another collection"
+            )
+    refuse_different(
+        "collection",
+        existing.reference,
+        (
+            ("reference", existing.reference, expected.reference),
+            ("amount", existing.amount, expected.amount),
+            ("expires_at", existing.expires_at, expected.expires_at),
+        ),
+    )
+    return existing, False
