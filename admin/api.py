@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,6 +117,33 @@ def parse_instant(text: str, *, parameter: str) -> dt.datetime:
         raise QueryError(parameter, f"{text!r} is out of range (years 1 to 9999 UTC)") from None
 
 
+def query_limit(query: Any) -> int:
+    """The `limit` of a list query: 1 to MAX_PAGE, DEFAULT_PAGE when absent."""
+    try:
+        return whole_number_from_text(
+            query.get("limit", str(DEFAULT_PAGE)), minimum=1, maximum=MAX_PAGE
+        )
+    except NumberInputError as exc:
+        raise QueryError("limit", str(exc)) from None
+
+
+def query_since(query: Any) -> dt.datetime | None:
+    """The `since` of a list query as aware UTC, or None when absent."""
+    since = query.get("since") or None
+    return None if since is None else parse_instant(since, parameter="since")
+
+
+def query_cursor(query: Any, decode: Callable[[str], object]) -> str | None:
+    """The `cursor` of a list query once `decode` (which raises ValueError) accepts it."""
+    cursor = query.get("cursor") or None
+    if cursor is not None:
+        try:
+            decode(cursor)
+        except ValueError:
+            raise QueryError("cursor", "is not a cursor this API gave out") from None
+    return cursor
+
+
 @dataclass(frozen=True)
 class TransferQuery:
     """The filters of `GET /api/transfers`, checked."""
@@ -137,25 +165,12 @@ def parse_transfer_query(query: Any) -> TransferQuery:
     finding = query.get("finding") or None
     if finding not in (None, ANY_FINDING, *FindingKind):
         raise QueryError("finding", f"must be {ANY_FINDING} or a finding kind")
-    try:
-        limit = whole_number_from_text(
-            query.get("limit", str(DEFAULT_PAGE)), minimum=1, maximum=MAX_PAGE
-        )
-    except NumberInputError as exc:
-        raise QueryError("limit", str(exc)) from None
-    since = query.get("since") or None
-    cursor = query.get("cursor") or None
-    if cursor is not None:
-        try:
-            decode_cursor(cursor)
-        except ValueError:
-            raise QueryError("cursor", "is not a cursor this API gave out") from None
     return TransferQuery(
         status=status,
         finding=finding,
-        since=None if since is None else parse_instant(since, parameter="since"),
-        limit=limit,
-        cursor=cursor,
+        since=query_since(query),
+        limit=query_limit(query),
+        cursor=query_cursor(query, decode_cursor),
     )
 
 
