@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -18,9 +17,10 @@ from starlette.responses import JSONResponse, Response
 from admin.errors import ExpectedInputError, QueryError
 from admin.expected import parse_expected, register
 from admin.identity import audit
+from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
-from ledger.errors import ConflictError, DatabaseUnavailableError, NumberInputError
+from ledger.errors import ConflictError, NumberInputError
 from ledger.money import kobo_from_json, whole_number_from_text
 from ledger.queries import (
     ANY_FINDING,
@@ -33,25 +33,12 @@ from ledger.queries import (
 from ledger.types import FindingKind, TransferStatus, takes_text, utcnow
 from payments.errors import PayoutAccessDeniedError, PayoutError, PayoutErrorKind
 from payments.payouts import PayoutRequest, send_payout
-from receiver.answers import RETRY_AFTER, json_error
+from receiver.answers import json_error
 from receiver.body import read_limited
 from receiver.errors import ReceiverError
 
 MAX_ADMIN_BODY = 64 * 1024
 DEFAULT_PAGE = 50
-# What a read or write raises while the database is down or cannot answer. Input is checked
-# before the database sees it, so none of these is the caller's fault: 503, as the webhook.
-DATABASE_ERRORS = (DatabaseUnavailableError, DBAPIError)
-
-
-def database_unavailable() -> JSONResponse:
-    """503 while the ledger database does not answer; the client may retry."""
-    return json_error(
-        503,
-        "database_unavailable",
-        "the ledger database is not answering; try again shortly",
-        headers=RETRY_AFTER,
-    )
 
 
 async def json_body(request: Request) -> dict[str, Any] | JSONResponse:

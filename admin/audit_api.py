@@ -10,13 +10,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from admin.api import (
-    DATABASE_ERRORS,
-    database_unavailable,
     query_cursor,
     query_limit,
     query_since,
 )
 from admin.errors import QueryError
+from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction, AuditQuery, decode_audit_cursor, entry_record, list_entries
 from ledger.db import read_session
 from ledger.types import takes_text

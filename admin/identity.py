@@ -27,6 +27,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import Message
 
 from admin.errors import CsrfError
+from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import record
 from ledger.db import read_session
 from ledger.operators import live_session, operator_by_token
@@ -255,6 +256,7 @@ class _Refusals:
     too_low: Callable[[Role], Response]
     cross_origin: Callable[[], Response]
     csrf_failed: Callable[[], Response]
+    unavailable: Callable[[], Response]
     # Console forms always carry the token (a browser may also hold Basic credentials); API
     # calls need it only when the cookie is what proves who they are.
     csrf_always: bool
@@ -262,7 +264,12 @@ class _Refusals:
 
 async def _admit(request: Request, role: Role, refusals: _Refusals) -> Request | Response:
     """The request to hand on (with its operator set), or the refusal to send instead."""
-    identity = await identify(request)
+    try:
+        identity = await identify(request)
+    except DATABASE_ERRORS:
+        # Operator tokens and sessions live in the ledger: no answer from it is a 503 the
+        # client may retry, never a 500 (the admin token alone needs no database).
+        return refusals.unavailable()
     if identity is None:
         return refusals.anonymous(request)
     if not identity.operator.role.allows(role):
@@ -308,6 +315,7 @@ _API = _Refusals(
     csrf_failed=lambda: json_error(
         403, "csrf_failed", "a valid CSRF token is required with a session"
     ),
+    unavailable=database_unavailable,
     csrf_always=False,
 )
 
@@ -345,6 +353,9 @@ _PAGE = _Refusals(
     cross_origin=lambda: html_refusal(403, "Refused", "A form from another site was refused."),
     csrf_failed=lambda: html_refusal(
         403, "Form expired", "The form had no valid CSRF token: reload the page."
+    ),
+    unavailable=lambda: html_refusal(
+        503, "Unavailable", "The ledger database is not answering; try again shortly."
     ),
     csrf_always=True,
 )

@@ -16,8 +16,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from admin.api import (
-    DATABASE_ERRORS,
-    database_unavailable,
     json_body,
     query_cursor,
     query_limit,
@@ -25,6 +23,7 @@ from admin.api import (
 )
 from admin.errors import EndpointBodyError, QueryError
 from admin.identity import audit
+from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
 from ledger.events.types import RelayEventType
