@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -17,8 +16,11 @@ from starlette.responses import JSONResponse, Response
 
 from admin.errors import ExpectedInputError, QueryError
 from admin.expected import parse_expected, register
+from admin.identity import audit
+from admin.unavailable import DATABASE_ERRORS, database_unavailable
+from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
-from ledger.errors import ConflictError, DatabaseUnavailableError, NumberInputError
+from ledger.errors import ConflictError, NumberInputError
 from ledger.money import kobo_from_json, whole_number_from_text
 from ledger.queries import (
     ANY_FINDING,
@@ -31,7 +33,7 @@ from ledger.queries import (
 from ledger.types import FindingKind, TransferStatus, takes_text, utcnow
 from payments.errors import PayoutAccessDeniedError, PayoutError, PayoutErrorKind
 from payments.payouts import PayoutRequest, send_payout
-from receiver.answers import RETRY_AFTER, json_error
+from receiver.answers import json_error
 from receiver.body import read_limited
 from receiver.errors import ReceiverError
 
@@ -39,19 +41,6 @@ MAX_ADMIN_BODY = 64 * 1024
 # Longer than any reference (100) or provider reference: a path past it finds nothing.
 MAX_PATH_REFERENCE = 200
 DEFAULT_PAGE = 50
-# What a read or write raises while the database is down or cannot answer. Input is checked
-# before the database sees it, so none of these is the caller's fault: 503, as the webhook.
-DATABASE_ERRORS = (DatabaseUnavailableError, DBAPIError)
-
-
-def database_unavailable() -> JSONResponse:
-    """503 while the ledger database does not answer; the client may retry."""
-    return json_error(
-        503,
-        "database_unavailable",
-        "the ledger database is not answering; try again shortly",
-        headers=RETRY_AFTER,
-    )
 
 
 async def json_body(request: Request) -> dict[str, Any] | JSONResponse:
@@ -129,6 +118,33 @@ def parse_instant(text: str, *, parameter: str) -> dt.datetime:
         raise QueryError(parameter, f"{text!r} is out of range (years 1 to 9999 UTC)") from None
 
 
+def query_limit(query: Any) -> int:
+    """The `limit` of a list query: 1 to MAX_PAGE, DEFAULT_PAGE when absent."""
+    try:
+        return whole_number_from_text(
+            query.get("limit", str(DEFAULT_PAGE)), minimum=1, maximum=MAX_PAGE
+        )
+    except NumberInputError as exc:
+        raise QueryError("limit", str(exc)) from None
+
+
+def query_since(query: Any) -> dt.datetime | None:
+    """The `since` of a list query as aware UTC, or None when absent."""
+    since = query.get("since") or None
+    return None if since is None else parse_instant(since, parameter="since")
+
+
+def query_cursor(query: Any, decode: Callable[[str], object]) -> str | None:
+    """The `cursor` of a list query once `decode` (which raises ValueError) accepts it."""
+    cursor = query.get("cursor") or None
+    if cursor is not None:
+        try:
+            decode(cursor)
+        except ValueError:
+            raise QueryError("cursor", "is not a cursor this API gave out") from None
+    return cursor
+
+
 @dataclass(frozen=True)
 class TransferQuery:
     """The filters of `GET /api/transfers`, checked."""
@@ -151,25 +167,12 @@ def parse_transfer_query(query: Any, *, cursor_kind: str = "t") -> TransferQuery
     finding = query.get("finding") or None
     if finding not in (None, ANY_FINDING, *FindingKind):
         raise QueryError("finding", f"must be {ANY_FINDING} or a finding kind")
-    try:
-        limit = whole_number_from_text(
-            query.get("limit", str(DEFAULT_PAGE)), minimum=1, maximum=MAX_PAGE
-        )
-    except NumberInputError as exc:
-        raise QueryError("limit", str(exc)) from None
-    since = query.get("since") or None
-    cursor = query.get("cursor") or None
-    if cursor is not None:
-        try:
-            decode_cursor(cursor, kind=cursor_kind)
-        except ValueError:
-            raise QueryError("cursor", "is not a cursor this API gave out") from None
     return TransferQuery(
         status=status,
         finding=finding,
-        since=None if since is None else parse_instant(since, parameter="since"),
-        limit=limit,
-        cursor=cursor,
+        since=query_since(query),
+        limit=query_limit(query),
+        cursor=query_cursor(query, lambda cursor: decode_cursor(cursor, kind=cursor_kind)),
     )
 
 
@@ -215,7 +218,13 @@ async def list_page(
 
 async def post_expected(request: Request) -> Response:
     """`POST /api/transfers/expected`: 201 new, 200 identical, 409 different."""
-    return await post_registration(request, parse=parse_expected, register=register)
+    return await post_registration(
+        request,
+        parse=parse_expected,
+        register=register,
+        action=AuditAction.EXPECTED_REGISTER,
+        subject="transfer",
+    )
 
 
 async def post_registration(
@@ -223,9 +232,11 @@ async def post_registration(
     *,
     parse: Callable[[dict[str, Any]], Any],
     register: Callable[..., tuple[dict[str, Any], bool]],
+    action: AuditAction,
+    subject: str,
 ) -> Response:
     """Register what the body describes (checked by `parse`): 201 new, 200 identical, 409
-    different, 422 malformed."""
+    different, 422 malformed; a new one is audited as `action` on `subject:REFERENCE`."""
     body = await json_body(request)
     if isinstance(body, JSONResponse):
         return body
@@ -236,7 +247,10 @@ async def post_registration(
 
     def store() -> tuple[dict[str, Any], bool]:
         with write_session(_engine(request)) as session:
-            return register(session, expected, now=utcnow())
+            record, created = register(session, expected, now=utcnow())
+            if created:
+                audit(request, session, action, f"{subject}:{record['reference']}", None)
+            return record, created
 
     try:
         found, created = await run_in_threadpool(store)
@@ -292,7 +306,13 @@ async def post_payout(request: Request) -> Response:
     payout = PayoutRequest(amount, body["bank_code"], body["account_number"], body["reference"])
 
     def pay() -> dict[str, Any]:
-        result = send_payout(_engine(request), client, payout, now=utcnow())
+        def audited(session: Session) -> None:
+            detail = f"amount {payout.amount} kobo to {payout.bank_code}/{payout.account_number}"
+            audit(
+                request, session, AuditAction.PAYOUT_CREATE, f"transfer:{payout.reference}", detail
+            )
+
+        result = send_payout(_engine(request), client, payout, now=utcnow(), on_intent=audited)
         with read_session(_engine(request)) as session:
             transfer = find_transfer(session, result.reference)
             assert transfer is not None

@@ -5,20 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import Engine
+from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from admin.api import (
-    DATABASE_ERRORS,
     PAYOUT_STATUS,
-    database_unavailable,
     get_record,
     json_body,
     list_page,
     post_registration,
 )
 from admin.expected import parse_expected_collection, register_collection
+from admin.identity import audit
+from admin.unavailable import DATABASE_ERRORS, database_unavailable
+from ledger.audit import AuditAction
 from ledger.collections import CURSOR_KIND, collection_record, find_collection, list_collections
 from ledger.types import utcnow
 from payments.collections import CollectionRequest, create_collection
@@ -53,7 +55,11 @@ async def list_collection_page(request: Request) -> Response:
 async def post_expected_collection(request: Request) -> Response:
     """`POST /api/collections/expected`: 201 new, 200 identical, 409 different."""
     return await post_registration(
-        request, parse=parse_expected_collection, register=register_collection
+        request,
+        parse=parse_expected_collection,
+        register=register_collection,
+        action=AuditAction.COLLECTION_EXPECT,
+        subject="collection",
     )
 
 
@@ -95,7 +101,14 @@ async def post_collection(request: Request) -> Response:
         )
 
     def create() -> tuple[dict[str, Any], bool, list[str]]:
-        result = create_collection(_engine(request), client, wanted, now=utcnow())
+        def audited(session: Session) -> None:
+            detail = f"amount {wanted.amount} kobo"
+            subject = f"collection:{wanted.reference}"
+            audit(request, session, AuditAction.COLLECTION_CREATE, subject, detail)
+
+        result = create_collection(
+            _engine(request), client, wanted, now=utcnow(), on_intent=audited
+        )
         return result.record, result.created, result.warnings
 
     try:

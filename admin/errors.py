@@ -3,10 +3,11 @@
 AdminError
 ├── ExpectedInputError     a registration of an expected transfer is malformed; .field
 ├── EndpointBodyError      a relay endpoint's JSON body is malformed; .field
-└── QueryError             a query-string parameter cannot be used; .parameter
+├── QueryError             a query-string parameter cannot be used; .parameter
+└── CsrfError              a state-changing request lacks the CSRF token of its session
 
-Each is answered as a JSON error by the route that parsed the input (422 and 400); the CLI,
-which registers transfers too, prints it.
+Each is answered as a JSON error by the route that parsed the input (422 and 400; CsrfError
+403); the CLI, which registers transfers too, prints it.
 """
 
 from __future__ import annotations
@@ -40,3 +41,8 @@ class QueryError(AdminError):
     def __init__(self, parameter: str, message: str) -> None:
         super().__init__(f"{parameter}: {message}")
         self.parameter = parameter
+
+
+class CsrfError(AdminError):
+    """A state-changing request made with a session (or a console form) lacks a valid CSRF
+    token."""

@@ -15,13 +15,18 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from admin.api import DATABASE_ERRORS, DEFAULT_PAGE, database_unavailable, json_body, parse_instant
+from admin.api import (
+    json_body,
+    query_cursor,
+    query_limit,
+    query_since,
+)
 from admin.errors import EndpointBodyError, QueryError
+from admin.identity import audit
+from admin.unavailable import DATABASE_ERRORS, database_unavailable
+from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
-from ledger.errors import NumberInputError
 from ledger.events.types import RelayEventType
-from ledger.money import whole_number_from_text
-from ledger.queries import MAX_PAGE
 from ledger.types import utcnow
 from receiver.answers import json_error
 from relay import endpoints, queries
@@ -118,26 +123,14 @@ def parse_event_query(query: Any) -> EventQuery:
             subject, reference = parse_subject(raw_subject)
         except ValueError as exc:
             raise QueryError("subject", str(exc)) from None
-    try:
-        limit = whole_number_from_text(
-            query.get("limit", str(DEFAULT_PAGE)), minimum=1, maximum=MAX_PAGE
-        )
-    except NumberInputError as exc:
-        raise QueryError("limit", str(exc)) from None
-    cursor = None
-    if raw_cursor := query.get("cursor") or None:
-        try:
-            cursor = parse_event_cursor(raw_cursor)
-        except ValueError:
-            raise QueryError("cursor", "is not a cursor this API gave out") from None
-    since = query.get("since") or None
+    raw_cursor = query_cursor(query, parse_event_cursor)
     return EventQuery(
         type=type_,
         subject=subject,
         reference=reference,
-        since=None if since is None else parse_instant(since, parameter="since"),
-        limit=limit,
-        cursor=cursor,
+        since=query_since(query),
+        limit=query_limit(query),
+        cursor=None if raw_cursor is None else parse_event_cursor(raw_cursor),
     )
 
 
@@ -212,6 +205,8 @@ async def post_endpoint(request: Request) -> Response:
                 description=changes.description,
                 now=utcnow(),
             )
+            subject = f"endpoint:{endpoint.id}"
+            audit(request, session, AuditAction.ENDPOINT_ADD, subject, endpoint.url)
             return endpoint_record(endpoint, secret=secret)
 
     return _answer(await _run(create), 201)
@@ -266,6 +261,8 @@ async def patch_endpoint(request: Request) -> Response:
                     session, endpoint_id, changes.enabled, now=now, reason=reason
                 )
             pending = pending_counts(session, [endpoint_id]).get(endpoint_id, 0)
+            detail = ", ".join(sorted(body))
+            audit(request, session, AuditAction.ENDPOINT_UPDATE, f"endpoint:{endpoint_id}", detail)
             return endpoint_record(endpoint, pending=pending)
 
     return _answer(await _run(change))
@@ -279,7 +276,9 @@ async def delete_endpoint(request: Request) -> Response:
 
     def remove() -> dict[str, Any]:
         with write_session(_engine(request)) as session:
-            return endpoint_record(endpoints.remove(session, endpoint_id, now=utcnow()))
+            removed = endpoints.remove(session, endpoint_id, now=utcnow())
+            audit(request, session, AuditAction.ENDPOINT_REMOVE, f"endpoint:{endpoint_id}")
+            return endpoint_record(removed)
 
     return _answer(await _run(remove))
 
@@ -297,6 +296,7 @@ async def rotate_secret(request: Request) -> Response:
     def rotate() -> dict[str, Any]:
         with write_session(_engine(request)) as session:
             endpoint, secret = endpoints.rotate_secret(session, box, endpoint_id, now=utcnow())
+            audit(request, session, AuditAction.ENDPOINT_ROTATE, f"endpoint:{endpoint_id}")
             pending = pending_counts(session, [endpoint_id]).get(endpoint_id, 0)
             return endpoint_record(endpoint, pending=pending, secret=secret)
 
@@ -337,6 +337,8 @@ async def retry_delivery(request: Request) -> Response:
 
     def retry() -> dict[str, Any]:
         with write_session(_engine(request)) as session:
-            return queries.retry_delivery(session, delivery_id, now=utcnow())
+            answer = queries.retry_delivery(session, delivery_id, now=utcnow())
+            audit(request, session, AuditAction.DELIVERY_RETRY, f"delivery:{delivery_id}")
+            return answer
 
     return _answer(await _run(retry))

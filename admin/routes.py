@@ -1,56 +1,76 @@
-"""The operators' routes: the JSON API under `/api` and the reports page, behind the admin token.
+"""The operators' routes: the JSON API under `/api`, the reports page and the console.
 
-Every route is wrapped in `admin_only` here, in one list, so that no route can forget it.
+Every route is declared here with the role it needs, in one table, so that no route can forget
+its rule; tests/integration/admin/test_route_roles.py walks the app's routes against it.
 """
 
 from __future__ import annotations
 
 from starlette.routing import BaseRoute, Route
 
-from admin import api, collections_api, relay_api, reports_page
-from admin.auth import admin_only
+from admin import api, audit_api, collections_api, login, relay_api, reports_page
+from admin.identity import Role, requires
+
+VIEWER, FINANCE, ADMIN = Role.VIEWER, Role.FINANCE, Role.ADMIN
 
 
 def admin_routes() -> list[BaseRoute]:
     """The admin routes (the app's state holds `engine`, `settings`, `admin_token` and
     `payout_client`)."""
     return [
-        Route("/api/transfers", admin_only(api.list_transfer_page), methods=["GET"]),
-        Route("/api/transfers", admin_only(api.post_payout), methods=["POST"]),
-        Route("/api/transfers/expected", admin_only(api.post_expected), methods=["POST"]),
-        Route("/api/transfers/{reference}", admin_only(api.get_transfer), methods=["GET"]),
+        # Signing in and out prove or end an identity themselves (login is rate-limited per
+        # address; logout needs the session's CSRF token).
+        Route("/login", login.login, methods=["POST"]),
+        Route("/logout", login.logout, methods=["POST"]),
+        Route("/console/login", login.login_page, methods=["GET"]),
+        # Who did what, from where: for admins only.
+        Route("/api/audit", requires(ADMIN)(audit_api.list_audit), methods=["GET"]),
+        Route("/api/transfers", requires(VIEWER)(api.list_transfer_page), methods=["GET"]),
+        Route("/api/transfers", requires(ADMIN)(api.post_payout), methods=["POST"]),
+        Route("/api/transfers/expected", requires(ADMIN)(api.post_expected), methods=["POST"]),
+        Route("/api/transfers/{reference}", requires(VIEWER)(api.get_transfer), methods=["GET"]),
         Route(
-            "/api/collections", admin_only(collections_api.list_collection_page), methods=["GET"]
+            "/api/collections",
+            requires(VIEWER)(collections_api.list_collection_page),
+            methods=["GET"],
         ),
-        Route("/api/collections", admin_only(collections_api.post_collection), methods=["POST"]),
+        Route(
+            "/api/collections", requires(ADMIN)(collections_api.post_collection), methods=["POST"]
+        ),
         Route(
             "/api/collections/expected",
-            admin_only(collections_api.post_expected_collection),
+            requires(ADMIN)(collections_api.post_expected_collection),
             methods=["POST"],
         ),
         Route(
             "/api/collections/{reference}",
-            admin_only(collections_api.get_collection),
+            requires(VIEWER)(collections_api.get_collection),
             methods=["GET"],
         ),
-        Route("/api/endpoints", admin_only(relay_api.list_endpoint_records), methods=["GET"]),
-        Route("/api/endpoints", admin_only(relay_api.post_endpoint), methods=["POST"]),
-        Route("/api/endpoints/{id}", admin_only(relay_api.get_endpoint), methods=["GET"]),
-        Route("/api/endpoints/{id}", admin_only(relay_api.patch_endpoint), methods=["PATCH"]),
-        Route("/api/endpoints/{id}", admin_only(relay_api.delete_endpoint), methods=["DELETE"]),
+        Route("/api/endpoints", requires(VIEWER)(relay_api.list_endpoint_records), methods=["GET"]),
+        Route("/api/endpoints", requires(ADMIN)(relay_api.post_endpoint), methods=["POST"]),
+        Route("/api/endpoints/{id}", requires(VIEWER)(relay_api.get_endpoint), methods=["GET"]),
+        Route("/api/endpoints/{id}", requires(ADMIN)(relay_api.patch_endpoint), methods=["PATCH"]),
+        Route(
+            "/api/endpoints/{id}", requires(ADMIN)(relay_api.delete_endpoint), methods=["DELETE"]
+        ),
         Route(
             "/api/endpoints/{id}/rotate-secret",
-            admin_only(relay_api.rotate_secret),
+            requires(ADMIN)(relay_api.rotate_secret),
             methods=["POST"],
         ),
-        Route("/api/events", admin_only(relay_api.list_event_page), methods=["GET"]),
-        Route("/api/events/{id}", admin_only(relay_api.get_event), methods=["GET"]),
-        Route("/api/deliveries/{id}/retry", admin_only(relay_api.retry_delivery), methods=["POST"]),
-        Route("/api/reports/summary", admin_only(reports_page.summary_api), methods=["GET"]),
-        Route("/reports", admin_only(reports_page.reports_page), methods=["GET"]),
+        Route("/api/events", requires(VIEWER)(relay_api.list_event_page), methods=["GET"]),
+        Route("/api/events/{id}", requires(VIEWER)(relay_api.get_event), methods=["GET"]),
+        Route(
+            "/api/deliveries/{id}/retry",
+            requires(ADMIN)(relay_api.retry_delivery),
+            methods=["POST"],
+        ),
+        Route("/api/reports/summary", requires(FINANCE)(reports_page.summary_api), methods=["GET"]),
+        Route("/reports", requires(VIEWER)(reports_page.reports_page), methods=["GET"]),
         Route(
             "/reports/findings/{id:int}/ack",
-            admin_only(reports_page.acknowledge),
+            requires(FINANCE)(reports_page.acknowledge),
             methods=["POST"],
         ),
     ]

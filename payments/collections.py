@@ -35,7 +35,7 @@ from payments.errors import (
     CollectionRejectedError,
     DuplicateCollectionError,
 )
-from payments.payouts import INTENT_GRACE_SECONDS, failpoint
+from payments.payouts import INTENT_GRACE_SECONDS, OnIntent, failpoint
 from provider.errors import (
     AuthenticationError,
     DuplicateReferenceError,
@@ -266,11 +266,13 @@ def create_collection(
     *,
     now: dt.datetime,
     grace: float = INTENT_GRACE_SECONDS,
+    on_intent: OnIntent | None = None,
 ) -> CollectionResult:
     """Create once: validate, commit the intent, ask the provider, record the answer.
 
     Raises a CollectionError subclass (payments.errors). A reference already in the ledger
     for the same collection returns it unchanged (`created=False`) and sends nothing.
+    `on_intent` runs in the intent's transaction (the audit log's row commits with it).
     """
     warnings = validate(request)
     existing = _existing(engine, request)
@@ -285,6 +287,8 @@ def create_collection(
     )
     with write_session(engine) as session:
         written = write_intent(session, intent, now=now, grace=grace)
+        if written and on_intent is not None:
+            on_intent(session)
     if not written:  # a concurrent create with the same reference won the insert
         existing = _existing(engine, request)
         assert existing is not None

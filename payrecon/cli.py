@@ -54,6 +54,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "payrecon.commands.endpoints:endpoints",
         "The merchant's systems that receive payrecon's signed events.",
     ),
+    "operators": (
+        "payrecon.commands.operators:operators",
+        "The people and scripts allowed into the admin API and the console.",
+    ),
     "db": ("payrecon.commands.db:db", "Database maintenance."),
     "sandbox": (
         "sandbox.cli:command",

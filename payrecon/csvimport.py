@@ -13,9 +13,11 @@ import click
 from sqlalchemy import Engine
 
 from admin.errors import ExpectedInputError
+from ledger.audit import AuditAction
 from ledger.db import write_session
 from ledger.errors import ConflictError, LedgerError
 from ledger.types import utcnow
+from payrecon.actor import audit_cli
 from payrecon.context import EXIT_USAGE, fail
 
 # (session, what to register, now=) -> (the record, created?)
@@ -58,15 +60,21 @@ def register_one(
     *,
     parse: Callable[[Mapping[str, Any]], T],
     register: Register,
+    action: AuditAction,
+    subject: str,
 ) -> None:
-    """Check the options (exit 2 naming the first bad one), register, print the outcome."""
+    """Check the options (exit 2 naming the first bad one), register (a new one audited as
+    `action` on `subject:REFERENCE`), print the outcome."""
     try:
         expected = parse(data)
     except ExpectedInputError as exc:
         fail(f"--{exc.field.replace('_', '-')}: {exc.message}", EXIT_USAGE)
     try:
         with write_session(engine) as session:
-            record, created = register(session, expected, now=utcnow())
+            now = utcnow()
+            record, created = register(session, expected, now=now)
+            if created:
+                audit_cli(session, action, f"{subject}:{record['reference']}", None, now=now)
     except ConflictError as exc:
         fail(str(exc))
     except LedgerError as exc:
@@ -76,10 +84,16 @@ def register_one(
 
 
 def register_all(
-    engine: Engine, file: Path, parsed: Iterable[T], *, register: Register, as_json: bool
+    engine: Engine,
+    file: Path,
+    parsed: Iterable[T],
+    *,
+    register: Register,
+    action: AuditAction,
+    as_json: bool,
 ) -> None:
-    """Register every parsed row in one transaction (a conflict anywhere imports nothing) and
-    print the summary."""
+    """Register every parsed row in one transaction (a conflict anywhere imports nothing; the
+    import is one `action` row of the audit log) and print the summary."""
     created = identical = 0
     try:
         with write_session(engine) as session:
@@ -91,6 +105,9 @@ def register_all(
                     raise ConflictError(f"{file}:{line}: {exc}") from exc
                 created += was_created
                 identical += not was_created
+            if created:
+                detail = f"{created} registered from {file.name}"
+                audit_cli(session, action, None, detail, now=now)
     except ConflictError as exc:
         fail(f"{exc} (nothing imported)")
     except LedgerError as exc:

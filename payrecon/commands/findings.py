@@ -13,11 +13,13 @@ from rich.measure import Measurement
 from rich.table import Table
 from sqlalchemy.exc import DBAPIError, OperationalError
 
+from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
 from ledger.errors import DatabaseUnavailableError, NoteError
 from ledger.events.findings import acknowledge_finding
 from ledger.findings import check_note
 from ledger.types import FindingKind, utcnow
+from payrecon.actor import audit_cli
 from payrecon.context import EXIT_USAGE, app_context, fail
 from reconcile.reports.findings import list_findings
 from reconcile.reports.naira import naira_text
@@ -129,8 +131,11 @@ def findings_ack(ctx: click.Context, finding_id: int, note: str) -> None:
     engine = app_context(ctx).engine()
     try:
         with write_session(engine) as session:
-            finding = acknowledge_finding(session, finding_id=finding_id, note=note, now=utcnow())
+            now = utcnow()
+            finding = acknowledge_finding(session, finding_id=finding_id, note=note, now=now)
             kind = None if finding is None else finding.kind
+            if finding is not None:
+                audit_cli(session, AuditAction.FINDING_ACK, f"finding:{finding_id}", note, now=now)
     except (DatabaseUnavailableError, OperationalError, DBAPIError) as exc:
         fail(f"database unavailable: {exc}")
     if kind is None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from admin.expected import parse_expected, parse_expected_row, register
+from ledger.audit import AuditAction
 from payrecon.commands.payout import send
 from payrecon.context import app_context
 from payrecon.csvimport import parse_rows, register_all, register_one
@@ -43,6 +44,8 @@ def expect(
         },
         parse=parse_expected,
         register=register,
+        action=AuditAction.EXPECTED_REGISTER,
+        subject="transfer",
     )
 
 
@@ -59,4 +62,11 @@ def import_file(ctx: click.Context, file: Path, as_json: bool) -> None:
     parsed = parse_rows(
         file, required=("reference", "amount"), columns=IMPORT_COLUMNS, parse=parse_expected_row
     )
-    register_all(app.engine(), file, parsed, register=register, as_json=as_json)
+    register_all(
+        app.engine(),
+        file,
+        parsed,
+        register=register,
+        action=AuditAction.EXPECTED_REGISTER,
+        as_json=as_json,
+    )
