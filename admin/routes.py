@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute, Route
 
-from admin import api, relay_api, reports_page
+from admin import api, findings_api, relay_api, reports_page
 from admin.auth import admin_only
+from admin.identity import Role, requires
 
 
 def admin_routes() -> list[BaseRoute]:
@@ -19,6 +20,24 @@ def admin_routes() -> list[BaseRoute]:
         Route("/api/transfers", admin_only(api.post_payout), methods=["POST"]),
         Route("/api/transfers/expected", admin_only(api.post_expected), methods=["POST"]),
         Route("/api/transfers/{reference}", admin_only(api.get_transfer), methods=["GET"]),
+        Route(
+            "/api/transfers/{reference}/checks",
+            requires(Role.VIEWER)(findings_api.transfer_checks),
+            methods=["GET"],
+        ),
+        Route("/api/findings", requires(Role.VIEWER)(findings_api.list_findings), methods=["GET"]),
+        Route("/api/findings/ack", requires(Role.FINANCE)(findings_api.ack_many), methods=["POST"]),
+        Route(
+            "/api/findings/{id}/ack", requires(Role.FINANCE)(findings_api.ack_one), methods=["POST"]
+        ),
+        Route(
+            "/api/findings/{id}/assign",
+            requires(Role.FINANCE)(findings_api.assign),
+            methods=["POST"],
+        ),
+        Route(
+            "/api/findings/{id}/notes", requires(Role.FINANCE)(findings_api.note), methods=["POST"]
+        ),
         Route("/api/endpoints", admin_only(relay_api.list_endpoint_records), methods=["GET"]),
         Route("/api/endpoints", admin_only(relay_api.post_endpoint), methods=["POST"]),
         Route("/api/endpoints/{id}", admin_only(relay_api.get_endpoint), methods=["GET"]),

@@ -42,9 +42,9 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
         "id": finding.id,
         "kind": finding.kind,
         "detail": finding.detail,
-        "opened_at": _iso(finding.opened_at),
-        "resolved_at": _iso(finding.resolved_at),
-        "acknowledged_at": _iso(finding.acknowledged_at),
+        "opened_at": iso(finding.opened_at),
+        "resolved_at": iso(finding.resolved_at),
+        "acknowledged_at": iso(finding.acknowledged_at),
         "ack_note": finding.ack_note,
     }
 
@@ -80,10 +80,10 @@ def transfer_record(session: Session, transfer: Transfer) -> dict[str, Any]:
         "account_number": transfer.account_number,
         "account_name": transfer.account_name,
         "initiation": transfer.initiation,
-        "next_check_at": _iso(transfer.next_check_at),
-        "created_at": _iso(transfer.created_at),
-        "updated_at": _iso(transfer.updated_at),
-        "confirmed_at": _iso(transfer.confirmed_at),
+        "next_check_at": iso(transfer.next_check_at),
+        "created_at": iso(transfer.created_at),
+        "updated_at": iso(transfer.updated_at),
+        "confirmed_at": iso(transfer.confirmed_at),
         "findings": [finding_dict(f) for f in findings],
         "deliveries": deliveries,
     }
@@ -224,5 +224,5 @@ def _merge_expected(existing: Transfer, expected: ExpectedTransfer, now: dt.date
     return existing
 
 
-def _iso(value: dt.datetime | None) -> str | None:
+def iso(value: dt.datetime | None) -> str | None:
     return None if value is None else value.isoformat().replace("+00:00", "Z")

@@ -114,3 +114,11 @@ class FindingKind(enum.StrEnum):
     STALE_PENDING = "stale_pending"
     UNKNOWN_TO_PROVIDER = "unknown_to_provider"
     UNVERIFIABLE = "unverifiable"
+
+
+class FindingState(enum.StrEnum):
+    """Where a finding stands in the operators' queue (derived from its times)."""
+
+    OPEN = "open"
+    ACKNOWLEDGED = "acknowledged"
+    RESOLVED = "resolved"

@@ -50,6 +50,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "payrecon.commands.endpoints:endpoints",
         "The merchant's systems that receive payrecon's signed events.",
     ),
+    "checks": (
+        "payrecon.commands.checks:checks",
+        "The provider checks the reconciler kept: a transfer's, and pruning old ones.",
+    ),
     "db": ("payrecon.commands.db:db", "Database maintenance."),
     "sandbox": (
         "sandbox.cli:command",

@@ -18,6 +18,7 @@ import structlog
 from sqlalchemy import Engine, select
 from sqlmodel import Session, col
 
+from ledger.checks import CheckResult, CheckRow, record_checks
 from ledger.db import write_session
 from ledger.events import transfers as relay_transfers
 from ledger.events.findings import raise_finding, resolve_finding
@@ -136,6 +137,15 @@ class _Target:
     lookup_reference: str
 
 
+@dataclass(frozen=True)
+class _Looked:
+    """One target's answer and the HTTP status it came with."""
+
+    target: _Target
+    answer: Answer
+    http_status: int | None
+
+
 def _status(value: str | None) -> TransferStatus | None:
     try:
         return None if value is None else TransferStatus(value)
@@ -196,23 +206,52 @@ def answer_of(result: Any) -> Found | Uninterpretable:
 
 async def lookup(client: TransactionLookup, reference: str) -> Answer:
     """Ask the provider about one reference; every failure but a refused key becomes an Answer."""
+    answer, _ = await lookup_with_status(client, reference)
+    return answer
+
+
+async def lookup_with_status(
+    client: TransactionLookup, reference: str
+) -> tuple[Answer, int | None]:
+    """`lookup`, with the provider's HTTP status (None when no answer came) for the check row."""
     try:
-        return answer_of(await client.get_transaction(reference))
+        return answer_of(await client.get_transaction(reference)), 200
     except AuthenticationError:
         raise
-    except NotFoundError:
-        return NotFound()
+    except NotFoundError as exc:
+        return NotFound(), exc.status_code or 404
     except ForeignAnswerError as exc:
-        return ForeignAnswer(exc.message, url=exc.url)
+        return ForeignAnswer(exc.message, url=exc.url), exc.status_code
     except RateLimitedError as exc:
-        return Transient(exc.message, retry_after=exc.retry_after)
+        return Transient(exc.message, retry_after=exc.retry_after), exc.status_code
     except TransientError as exc:
-        return Transient(exc.message)
+        return Transient(exc.message), exc.status_code
     except ProviderError as exc:
-        return Uninterpretable(f"{type(exc).__name__}: {exc.message}")
+        return Uninterpretable(f"{type(exc).__name__}: {exc.message}"), exc.status_code
     except Exception as exc:  # a bug below us must not stop the pass; the check is retried
         logger.exception("lookup_crashed", reference=reference)
-        return Transient(f"{type(exc).__name__}: {exc}")
+        return Transient(f"{type(exc).__name__}: {exc}"), None
+
+
+def check_row(
+    transfer_id: int, answer: Answer, http_status: int | None, now: dt.datetime
+) -> CheckRow:
+    """The provider check a lookup leaves in the ledger."""
+    if isinstance(answer, Found):
+        return CheckRow(
+            transfer_id,
+            now,
+            http_status,
+            CheckResult.FOUND,
+            provider_status=answer.status.value,
+            amount=answer.amount,
+            fee=answer.fee,
+            error=answer.failure_reason and f"failure reason: {answer.failure_reason}",
+        )
+    if isinstance(answer, NotFound):
+        return CheckRow(transfer_id, now, http_status, CheckResult.NOT_FOUND)
+    result = CheckResult.TRANSIENT if isinstance(answer, Transient) else CheckResult.UNINTERPRETABLE
+    return CheckRow(transfer_id, now, http_status, result, error=answer.detail)
 
 
 def _claim(
@@ -315,7 +354,7 @@ def _apply_one(
 
 def _apply(
     engine: Engine,
-    results: Sequence[tuple[_Target, Answer]],
+    results: Sequence[_Looked],
     *,
     owner: str,
     policy: Policy,
@@ -323,7 +362,9 @@ def _apply(
     summary: PassSummary,
 ) -> None:
     with write_session(engine) as session:
-        by_id = {target.id: answer for target, answer in results}
+        by_id = {looked.target.id: looked.answer for looked in results}
+        statuses = {looked.target.id: looked.http_status for looked in results}
+        checks: list[CheckRow] = []
         # One query for the chunk's open findings, so resolving costs nothing when none is open.
         open_kinds: dict[int, set[str]] = {}
         for transfer_id, kind in session.execute(
@@ -343,6 +384,7 @@ def _apply(
             if transfer.lease_owner != owner:
                 continue  # our claim expired and a peer took it: its answer wins
             assert transfer.id is not None
+            checks.append(check_row(transfer.id, by_id[transfer.id], statuses[transfer.id], now))
             _apply_one(
                 session,
                 transfer,
@@ -353,6 +395,8 @@ def _apply(
                 frozenset(open_kinds.get(transfer.id, ())),
                 endpoints,
             )
+        # One executemany for the chunk, in the decision's transaction.
+        record_checks(session, checks)
 
 
 def _release(engine: Engine, targets: Sequence[_Target], *, owner: str) -> None:
@@ -370,11 +414,11 @@ async def _lookups(
     targets: Sequence[_Target],
     semaphore: asyncio.Semaphore,
     bucket: TokenBucket,
-) -> list[tuple[_Target, Answer]]:
-    async def one(target: _Target) -> tuple[_Target, Answer]:
+) -> list[_Looked]:
+    async def one(target: _Target) -> _Looked:
         async with semaphore:
             await bucket.acquire()
-            return target, await lookup(client, target.lookup_reference)
+            return _Looked(target, *await lookup_with_status(client, target.lookup_reference))
 
     async with asyncio.TaskGroup() as group:
         tasks = [group.create_task(one(t)) for t in targets]
@@ -501,10 +545,10 @@ async def _check_due(run: _Pass) -> None:
             await asyncio.gather(applying, return_exceptions=True)
 
 
-async def _ask(run: _Pass, targets: Sequence[_Target]) -> list[tuple[_Target, Answer]]:
+async def _ask(run: _Pass, targets: Sequence[_Target]) -> list[_Looked]:
     """The chunk's answers; marks the pass stopped on a refused key, or when, before the
     provider has answered once, every answer came from something that is not the provider."""
-    results: list[tuple[_Target, Answer]] = []
+    results: list[_Looked] = []
     try:
         results = await _lookups(run.client, targets, run.semaphore, run.bucket)
     except* AuthenticationError:
@@ -516,7 +560,7 @@ async def _ask(run: _Pass, targets: Sequence[_Target]) -> list[tuple[_Target, An
         # Nothing is recorded: once the URL is fixed these transfers are due at once.
         run.summary.stopped = "provider_misconfigured"
     # Transient failures prove nothing either way; any other answer is the provider.
-    run.provider_answered = any(not isinstance(a, Transient) for _, a in results)
+    run.provider_answered = any(not isinstance(r.answer, Transient) for r in results)
     return results
 
 
@@ -534,9 +578,9 @@ async def _raise_if_stopped(run: _Pass) -> None:
         )
 
 
-def _all_foreign(results: Sequence[tuple[_Target, Answer]]) -> ForeignAnswer | None:
+def _all_foreign(results: Sequence[_Looked]) -> ForeignAnswer | None:
     """The first answer when every answer of `results` came from something not the provider."""
-    answers = [answer for _, answer in results]
+    answers = [looked.answer for looked in results]
     if answers and all(isinstance(answer, ForeignAnswer) for answer in answers):
         first = answers[0]
         assert isinstance(first, ForeignAnswer)
