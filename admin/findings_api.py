@@ -15,6 +15,7 @@ from admin.api import DATABASE_ERRORS, DEFAULT_PAGE, database_unavailable, json_
 from admin.errors import MissingFindingsError, QueryError, UnknownOperatorError
 from admin.identity import audit, current_operator
 from admin.operator_names import is_operator
+from ledger.audit import AuditAction
 from ledger.checks import CURSOR_KIND as CHECK_CURSOR
 from ledger.checks import check_dict, list_checks
 from ledger.db import read_session, write_session
@@ -120,7 +121,7 @@ def acknowledge_all(
         if finding is None:
             missing.append(finding_id)
             continue
-        audit(request, session, "finding.ack", f"finding:{finding_id}", note)
+        audit(request, session, AuditAction.FINDING_ACK, f"finding:{finding_id}", note)
     if missing:
         raise MissingFindingsError(missing)
     items = [finding_item(session, finding_id) for finding_id in ids]
@@ -203,7 +204,13 @@ async def assign(request: Request) -> Response:
         finding = assign_finding(session, finding_id=finding_id, assignee=assignee, now=utcnow())
         if finding is None:
             raise MissingFindingsError([finding_id])
-        audit(request, session, "finding.assign", f"finding:{finding_id}", assignee or "nobody")
+        audit(
+            request,
+            session,
+            AuditAction.FINDING_ASSIGN,
+            f"finding:{finding_id}",
+            assignee or "nobody",
+        )
         return finding_item(session, finding_id)
 
     return await _write(request, change)
@@ -226,7 +233,7 @@ async def note(request: Request) -> Response:
         )
         if row is None:
             raise MissingFindingsError([finding_id])
-        audit(request, session, "finding.note", f"finding:{finding_id}", text)
+        audit(request, session, AuditAction.FINDING_NOTE, f"finding:{finding_id}", text)
         return finding_item(session, finding_id)
 
     return await _write(request, change, created=True)

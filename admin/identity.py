@@ -1,69 +1,344 @@
-"""THROW-AWAY STUB of helper X's identity interface (replaced when branch `identity` merges)."""
+"""Who is asking: operators, roles, sessions and CSRF, resolved once per request.
+
+A request proves an identity with a token (`Authorization: Bearer`, or a Basic password) or a
+console session cookie. `requires(role)` guards JSON routes and `page(role)` console pages;
+`admin.routes` declares every route with its role in one table.
+"""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import datetime as dt
 import enum
+import hashlib
+import hmac
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from html import escape
+from typing import Any
+from urllib.parse import parse_qs, quote
 
+from sqlalchemy import Engine
 from sqlmodel import Session
-from starlette.requests import Request
-from starlette.responses import Response
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.types import Message
 
-from admin.auth import admin_only
+from ledger.audit import record
+from ledger.db import read_session
+from ledger.operators import live_session, operator_by_token
+from ledger.types import utcnow
+from receiver.answers import json_error
+from receiver.auth import client_address
+from receiver.body import read_limited
+from receiver.errors import ReceiverError
 
 Handler = Callable[[Request], Awaitable[Response]]
 
+SESSION_COOKIE = "payrecon_session"
+CSRF_HEADER = "x-csrf-token"
+CSRF_FIELD = "csrf_token"
+MAX_FORM_BYTES = 64 * 1024
+ADMIN_NAME = "admin"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Pages are self-contained: no script, styles inline, forms only back to us.
+PAGE_POLICY = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+_CHALLENGE = {"WWW-Authenticate": 'Bearer, Basic realm="payrecon", charset="UTF-8"'}
+
 
 class Role(enum.StrEnum):
-    """Stub."""
+    """What an operator may do: viewer reads, finance also works findings and exports,
+    admin does everything (PRODUCT.md: Console, operators and audit)."""
 
     VIEWER = "viewer"
     FINANCE = "finance"
     ADMIN = "admin"
 
     def allows(self, needed: Role) -> bool:
-        """Stub."""
-        order = [Role.VIEWER, Role.FINANCE, Role.ADMIN]
-        return order.index(self) >= order.index(needed)
+        """True when this role may do what `needed` may (viewer < finance < admin)."""
+        return _RANK[self] >= _RANK[needed]
+
+
+_RANK = {Role.VIEWER: 0, Role.FINANCE: 1, Role.ADMIN: 2}
 
 
 @dataclass(frozen=True)
 class Operator:
-    """Stub."""
+    """The identity a request proved: a name and a role."""
 
     name: str
     role: Role
 
 
-def requires(role: Role) -> Callable[[Handler], Handler]:
-    """Stub: the admin token only."""
+@dataclass(frozen=True)
+class Identity:
+    """An operator and the secret it proved itself with (bound into its CSRF token)."""
 
-    def wrap(handler: Handler) -> Handler:
-        async def inner(request: Request) -> Response:
-            request.state.operator = Operator("admin", Role.ADMIN)
-            return await handler(request)
-
-        return admin_only(inner)
-
-    return wrap
+    operator: Operator
+    secret: str
+    by_session: bool
 
 
-page = requires
+def _presented(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() == "bearer":
+        return value.strip() or None
+    if scheme.lower() == "basic":
+        # A browser shows its own prompt for Basic; the password is the token.
+        try:
+            decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+        return decoded.partition(":")[2] or None
+    return None
+
+
+def same_origin(request: Request) -> bool:
+    """False when a browser says the request comes from another site's page."""
+    # A browser caches Basic credentials, so a form POST from another site would carry them:
+    # state-changing requests must come from our own pages (or from a non-browser client).
+    origin = request.headers.get("origin")
+    if origin is None:
+        return True
+    return origin.split("://", 1)[-1] == request.headers.get("host", "")
+
+
+def _engine(request: Request) -> Engine:
+    engine: Engine = request.app.state.engine
+    return engine
+
+
+def _admin_token(request: Request) -> str | None:
+    token: str | None = getattr(request.app.state, "admin_token", None)
+    return token
+
+
+def _lookup_token(request: Request, token: str) -> Operator | None:
+    admin = _admin_token(request)
+    if admin is not None and hmac.compare_digest(token.encode(), admin.encode()):
+        return Operator(ADMIN_NAME, Role.ADMIN)
+    with read_session(_engine(request)) as session:
+        account = operator_by_token(session, token)
+    return None if account is None else Operator(account.name, Role(account.role))
+
+
+def _lookup_session(request: Request, session_id: str) -> Operator | None:
+    with read_session(_engine(request)) as session:
+        row = live_session(session, session_id, now=utcnow())
+    if row is None:
+        return None
+    if row.operator == ADMIN_NAME and _admin_token(request) is None:
+        return None  # the bootstrap admin was switched off: its sessions go with it
+    return Operator(row.operator, Role(row.role))
+
+
+async def identify(request: Request) -> Identity | None:
+    """The identity the request proves (a token first, then the session cookie), or None."""
+    token = _presented(request)
+    if token is not None:
+        found = await run_in_threadpool(_lookup_token, request, token)
+        return None if found is None else Identity(found, token, by_session=False)
+    session_id = request.cookies.get(SESSION_COOKIE)
+    if session_id:
+        found = await run_in_threadpool(_lookup_session, request, session_id)
+        return None if found is None else Identity(found, session_id, by_session=True)
+    return None
+
+
+def csrf_for(secret: str) -> str:
+    """The CSRF token bound to a session id or token: an HMAC keyed by that secret, so only
+    its holder can compute it and a new session gets a new one."""
+    return hmac.new(secret.encode(), b"payrecon csrf v1", hashlib.sha256).hexdigest()
 
 
 def current_operator(request: Request) -> Operator:
-    """Stub."""
+    """The operator `requires`/`page` resolved for this request."""
     operator: Operator = request.state.operator
     return operator
 
 
 def csrf_token(request: Request) -> str:
-    """Stub."""
-    return "dummy"
+    """The CSRF token for this request's identity (for `<input name="csrf_token">`)."""
+    token: str = request.state.csrf_token
+    return token
+
+
+def remote_address(request: Request) -> str | None:
+    """The caller's address, believing X-Forwarded-For only from a trusted proxy."""
+    settings = getattr(request.app.state, "settings", None)
+    trusted = frozenset(getattr(settings, "trusted_proxies", None) or ())
+    peer = request.client.host if request.client else None
+    return client_address(peer, request.headers.get("x-forwarded-for"), trusted)
 
 
 def audit(
-    request: Request, session: Session, action: str, subject: str | None, detail: str | None
+    request: Request,
+    session: Session,
+    action: str,
+    subject: str | None,
+    detail: str | None = None,
 ) -> None:
-    """Stub: records nothing."""
+    """Record `action` by this request's operator in `session`'s transaction."""
+    operator = current_operator(request)
+    record(
+        session,
+        operator=operator.name,
+        role=operator.role.value,
+        action=action,
+        subject=subject,
+        detail=detail,
+        remote_addr=remote_address(request),
+        now=utcnow(),
+    )
+
+
+class _CsrfRefused(Exception):
+    """The state-changing request carries no valid CSRF token."""
+
+
+async def _with_checked_csrf(request: Request, expected: str) -> Request:
+    """`request` (rebuilt if its body had to be read) when it carries `expected`; else
+    _CsrfRefused."""
+    presented = request.headers.get(CSRF_HEADER)
+    if presented is None:
+        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media != "application/x-www-form-urlencoded":
+            raise _CsrfRefused
+        try:
+            body = await read_limited(request, MAX_FORM_BYTES)
+            fields = parse_qs(body.decode("utf-8"), keep_blank_values=True)
+        except (ReceiverError, ClientDisconnect, UnicodeDecodeError, ValueError):
+            raise _CsrfRefused from None
+        values = fields.get(CSRF_FIELD)
+        presented = values[-1] if values else None
+        request = _replayed(request, body)
+    if presented is None or not hmac.compare_digest(presented.encode(), expected.encode()):
+        raise _CsrfRefused
+    return request
+
+
+def _replayed(request: Request, body: bytes) -> Request:
+    # The handler reads the body again from `receive`: hand it the bytes already read.
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if sent:
+            return await request.receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return Request(request.scope, receive)
+
+
+def _named(wrapper: Handler, handler: Handler) -> Handler:
+    wrapper.__name__ = getattr(handler, "__name__", "guarded")
+    wrapper.__doc__ = handler.__doc__
+    wrapper.__wrapped__ = handler  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _settle(request: Request, identity: Identity) -> None:
+    request.state.operator = identity.operator
+    request.state.csrf_token = csrf_for(identity.secret)
+
+
+def requires(role: Role) -> Callable[[Handler], Handler]:
+    """Guard a JSON route: 401 without a known identity, 403 below `role`, and for a
+    state-changing request 403 cross-origin or (with a session cookie) without its CSRF token.
+    Sets `request.state.operator`."""
+
+    def wrap(handler: Handler) -> Handler:
+        async def guarded(request: Request) -> Response:
+            identity = await identify(request)
+            if identity is None:
+                if _admin_token(request) is None and _presented(request) is not None:
+                    return json_error(
+                        403,
+                        "forbidden",
+                        "not an operator's token (and PAYRECON_ADMIN_TOKEN is unset)",
+                    )
+                return json_error(
+                    401, "unauthenticated", "an operator's token is required", headers=_CHALLENGE
+                )
+            if not identity.operator.role.allows(role):
+                return json_error(
+                    403, "forbidden", f"this needs the {role.value} role or higher", role=role.value
+                )
+            if request.method not in SAFE_METHODS:
+                if not same_origin(request):
+                    return json_error(403, "forbidden", "cross-origin request refused")
+                if identity.by_session:
+                    try:
+                        request = await _with_checked_csrf(request, csrf_for(identity.secret))
+                    except _CsrfRefused:
+                        return json_error(
+                            403, "csrf_failed", "a valid CSRF token is required with a session"
+                        )
+            _settle(request, identity)
+            return await handler(request)
+
+        return _named(guarded, handler)
+
+    return wrap
+
+
+def html_refusal(status: int, title: str, message: str, **extra: Any) -> HTMLResponse:
+    """A small self-contained HTML page for a refused console request."""
+    link = extra.get("link", '<a href="/console">Back to the console</a>')
+    page = (
+        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>"
+        '<meta name=viewport content="width=device-width, initial-scale=1"></head>'
+        f"<body><h1>{escape(title)}</h1><p>{escape(message)}</p><p>{link}</p></body></html>"
+    )
+    headers = {"Content-Security-Policy": PAGE_POLICY, "Cache-Control": "no-store"}
+    return HTMLResponse(page, status, headers=headers)
+
+
+def login_redirect(request: Request) -> RedirectResponse:
+    """303 to the login page, coming back to this page after."""
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return RedirectResponse(f"/console/login?next={quote(target, safe='')}", status_code=303)
+
+
+def page(role: Role) -> Callable[[Handler], Handler]:
+    """Guard a console page: 303 to the login page without an identity, a 403 page below
+    `role`, and a POST needs the form field `csrf_token` (403 page without a valid one).
+    Sets `request.state.operator`."""
+
+    def wrap(handler: Handler) -> Handler:
+        async def guarded(request: Request) -> Response:
+            identity = await identify(request)
+            if identity is None:
+                return login_redirect(request)
+            if not identity.operator.role.allows(role):
+                return html_refusal(
+                    403, "Not allowed", f"This page needs the {role.value} role or higher."
+                )
+            if request.method not in SAFE_METHODS:
+                if not same_origin(request):
+                    return html_refusal(403, "Refused", "A form from another site was refused.")
+                try:
+                    request = await _with_checked_csrf(request, csrf_for(identity.secret))
+                except _CsrfRefused:
+                    return html_refusal(
+                        403, "Form expired", "The form had no valid CSRF token: reload the page."
+                    )
+            _settle(request, identity)
+            return await handler(request)
+
+        return _named(guarded, handler)
+
+    return wrap
+
+
+def session_lifetime(request: Request) -> dt.timedelta:
+    """How long a console session lasts (PAYRECON_SESSION_HOURS, 8 by default)."""
+    settings = getattr(request.app.state, "settings", None)
+    return dt.timedelta(hours=float(getattr(settings, "session_hours", 8)))

@@ -1,16 +1,21 @@
-"""Which names a finding may be assigned to: the operators' (and the bootstrap `admin`)."""
+"""Which names a finding may be assigned to: live operators' and the bootstrap `admin`."""
 
 from __future__ import annotations
 
-from sqlmodel import Session
+from sqlalchemy import select
+from sqlmodel import Session, col
 
-from ledger.types import takes_text
-
-BOOTSTRAP_ADMIN = "admin"
-MAX_NAME_CHARS = 100
+from admin.identity import ADMIN_NAME
+from ledger.models import OperatorAccount
 
 
 def is_operator(session: Session, name: str) -> bool:
-    """True when `name` is an operator's name (the admin token's `admin` always is)."""
-    del session  # operators arrive with the identity branch; until then any clean name
-    return 0 < len(name) <= MAX_NAME_CHARS and takes_text(name) and name.strip() == name
+    """True when `name` is a live (not revoked) operator's, or the admin token's `admin`."""
+    if name == ADMIN_NAME:
+        return True
+    found = session.execute(
+        select(col(OperatorAccount.id)).where(
+            col(OperatorAccount.name) == name, col(OperatorAccount.revoked_at).is_(None)
+        )
+    ).first()
+    return found is not None

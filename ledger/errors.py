@@ -6,6 +6,10 @@ LedgerError
 ├── ConflictError              a write contradicts what the ledger already holds
 ├── NoteError                  an acknowledgement note the ledger will not keep
 ├── LeaseHeldError             another runner holds a named lease (ledger.lease)
+├── OperatorError              an operator that cannot be added or found (ledger.operators)
+│   ├── OperatorNameError      the name is not one an operator may have
+│   ├── OperatorExistsError    an operator of that name exists (revoked ones too)
+│   └── OperatorNotFoundError  no active operator of that name
 └── NumberInputError           money (or another count) typed by a person is not a whole
                                number in range; also a ValueError
 """
@@ -61,3 +65,19 @@ class LeaseHeldError(LedgerError):
 class NumberInputError(LedgerError, ValueError):
     """A number from a person (money, a cursor's id, a page size) that is not ASCII digits or
     a JSON integer in range; the message says what is wrong, the caller names the field."""
+
+
+class OperatorError(LedgerError):
+    """An operator cannot be added, found or revoked."""
+
+
+class OperatorNameError(OperatorError):
+    """The name is empty, too long, or has characters an operator name may not have."""
+
+
+class OperatorExistsError(OperatorError):
+    """An operator of that name exists already (a revoked name is not reused)."""
+
+
+class OperatorNotFoundError(OperatorError):
+    """No active operator has that name."""

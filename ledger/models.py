@@ -339,3 +339,57 @@ class RelayAttempt(SQLModel, table=True):
     # The first KiB of the answer's body, decoded leniently: enough to see what went wrong.
     response_head: str | None = Field(default=None, sa_column=Column(Text))
     outcome: str = Field(sa_column=Column(String(16), nullable=False))  # delivered|retry|failed
+
+
+class OperatorAccount(SQLModel, table=True):
+    """A person (or system) allowed into the admin API and console; the token is kept only
+    as its SHA-256 (PRODUCT.md: Console, operators and audit)."""
+
+    __tablename__ = "operator"
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    name: str = Field(sa_column=Column(String(64), nullable=False, unique=True))
+    role: str = Field(sa_column=Column(String(16), nullable=False))
+    token_hash: str = Field(sa_column=Column(String(64), nullable=False, unique=True))
+    created_at: dt.datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+    revoked_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+
+
+class OperatorSession(SQLModel, table=True):
+    """A console session: the cookie's id is kept only as its SHA-256; `ended_at` set by
+    logout or by revoking the operator ends it at once."""
+
+    __tablename__ = "operator_session"
+    __table_args__ = (Index("ix_operator_session_operator", "operator", "ended_at"),)
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    id_hash: str = Field(sa_column=Column(String(64), nullable=False, unique=True))
+    # The name, not a key: the bootstrap `admin` (PAYRECON_ADMIN_TOKEN) has no operator row.
+    operator: str = Field(sa_column=Column(String(64), nullable=False))
+    role: str = Field(sa_column=Column(String(16), nullable=False))
+    created_at: dt.datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
+    expires_at: dt.datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
+    ended_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+
+
+class AuditEntry(SQLModel, table=True):
+    """One operator action, append-only: written in the transaction of the action, never
+    updated or deleted (triggers refuse both on SQLite and PostgreSQL)."""
+
+    __tablename__ = "audit_log"
+    __table_args__ = (
+        Index("ix_audit_log_operator", "operator", "id"),
+        Index("ix_audit_log_action", "action", "id"),
+        Index("ix_audit_log_at", "at"),
+    )
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    at: dt.datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
+    operator: str = Field(sa_column=Column(String(64), nullable=False))
+    role: str = Field(sa_column=Column(String(16), nullable=False))
+    action: str = Field(sa_column=Column(String(40), nullable=False))
+    subject: str | None = Field(default=None, sa_column=Column(Text))
+    detail: str | None = Field(default=None, sa_column=Column(Text))
+    remote_addr: str | None = Field(default=None, sa_column=Column(String(64)))

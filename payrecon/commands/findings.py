@@ -19,6 +19,7 @@ from sqlmodel import Session
 
 from admin.errors import MissingFindingsError, UnknownOperatorError
 from admin.operator_names import is_operator
+from ledger.audit import AuditAction, record
 from ledger.db import read_session, write_session
 from ledger.errors import DatabaseUnavailableError, NoteError
 from ledger.events.findings import acknowledge_finding
@@ -124,8 +125,17 @@ def _print_for_terminal(console: Console, items: list[dict[str, Any]]) -> None:
 
 
 def record_cli(session: Session, operator: str, action: str, subject: str, detail: str) -> None:
-    """The CLI's audit row (written with ledger.audit once the identity branch is merged)."""
-    del session, operator, action, subject, detail
+    """The CLI's audit row: whoever can run the CLI on the ledger holds the admin's power."""
+    record(
+        session,
+        operator=operator,
+        role="admin",
+        action=action,
+        subject=subject,
+        detail=detail,
+        remote_addr=None,
+        now=utcnow(),
+    )
 
 
 def cli_operator() -> str:
@@ -178,7 +188,7 @@ def findings_ack(ctx: click.Context, finding_ids: tuple[int, ...], note: str) ->
             )
             if finding is None:
                 raise MissingFindingsError([finding_id])
-            record_cli(session, author, "finding.ack", f"finding:{finding_id}", note)
+            record_cli(session, author, AuditAction.FINDING_ACK, f"finding:{finding_id}", note)
             kinds.append(f"acknowledged finding {finding_id} ({finding.kind})")
         return "\n".join(kinds)
 
@@ -202,7 +212,9 @@ def findings_assign(ctx: click.Context, finding_id: int, name: str | None, nobod
         finding = assign_finding(session, finding_id=finding_id, assignee=name, now=utcnow())
         if finding is None:
             raise MissingFindingsError([finding_id])
-        record_cli(session, author, "finding.assign", f"finding:{finding_id}", name or "nobody")
+        record_cli(
+            session, author, AuditAction.FINDING_ASSIGN, f"finding:{finding_id}", name or "nobody"
+        )
         return f"finding {finding_id} assigned to {name or 'nobody'}"
 
     _change(ctx, change)
@@ -223,7 +235,7 @@ def findings_note(ctx: click.Context, finding_id: int, text: str) -> None:
     def change(session: Session) -> str:
         if add_note(session, finding_id=finding_id, author=author, note=text, now=utcnow()) is None:
             raise MissingFindingsError([finding_id])
-        record_cli(session, author, "finding.note", f"finding:{finding_id}", text)
+        record_cli(session, author, AuditAction.FINDING_NOTE, f"finding:{finding_id}", text)
         return f"note added to finding {finding_id}"
 
     _change(ctx, change)

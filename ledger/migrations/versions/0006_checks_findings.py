@@ -1,7 +1,7 @@
 """provider checks kept; findings gain an assignee and notes
 
 Revision ID: 0006
-Revises: 0003
+Revises: 0005
 Create Date: 2026-11-24 02:40:00
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 import ledger.types
 
 revision = "0006"
-down_revision = "0003"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 
