@@ -9,7 +9,8 @@ from __future__ import annotations
 from starlette.routing import BaseRoute, Route
 
 from admin import api, findings_api, relay_api, reports_page
-from admin.identity import Role, requires
+from admin.console import findings_page, pages, relay_pages
+from admin.identity import Role, page, requires
 
 VIEWER, FINANCE, ADMIN = Role.VIEWER, Role.FINANCE, Role.ADMIN
 
@@ -60,4 +61,21 @@ def admin_routes() -> list[BaseRoute]:
             requires(FINANCE)(reports_page.acknowledge),
             methods=["POST"],
         ),
+        Route("/console", page(VIEWER)(pages.overview_page), methods=["GET"]),
+        Route("/console/transfers", page(VIEWER)(pages.transfers_page), methods=["GET"]),
+        Route(
+            "/console/transfers/{reference:path}",
+            page(VIEWER)(pages.transfer_page),
+            methods=["GET"],
+        ),
+        Route("/console/findings", page(VIEWER)(findings_page.findings_page), methods=["GET"]),
+        Route("/console/findings/ack", page(FINANCE)(findings_page.acknowledge), methods=["POST"]),
+        Route(
+            "/console/findings/{id}/assign", page(FINANCE)(findings_page.assign), methods=["POST"]
+        ),
+        Route("/console/findings/{id}/notes", page(FINANCE)(findings_page.note), methods=["POST"]),
+        Route("/console/endpoints", page(VIEWER)(relay_pages.endpoints_page), methods=["GET"]),
+        Route("/console/endpoints/{id}/replay", page(ADMIN)(relay_pages.replay), methods=["POST"]),
+        Route("/console/deliveries/{id}/retry", page(ADMIN)(relay_pages.retry), methods=["POST"]),
+        Route("/console/audit", page(ADMIN)(relay_pages.audit_page), methods=["GET"]),
     ]

@@ -127,6 +127,7 @@ def list_transfers(
     since: dt.datetime | None = None,
     limit: int = 50,
     cursor: str | None = None,
+    until: dt.datetime | None = None,
 ) -> TransferPage:
     """Transfers newest first, filtered; keyset-paginated by id so pages never shift."""
     limit = max(1, min(limit, MAX_PAGE))
@@ -135,6 +136,8 @@ def list_transfers(
         statement = statement.where(Transfer.status == status.value)  # type: ignore[arg-type]
     if since is not None:
         statement = statement.where(col(Transfer.created_at) >= since)
+    if until is not None:
+        statement = statement.where(col(Transfer.created_at) < until)
     if finding is not None:
         conditions = [
             col(Finding.transfer_id) == col(Transfer.id),

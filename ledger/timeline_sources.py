@@ -16,6 +16,7 @@ from sqlmodel import Session, col
 
 from ledger.models import (
     Alert,
+    AuditEntry,
     Delivery,
     Finding,
     FindingNote,
@@ -183,8 +184,24 @@ def relay_entries(session: Session, subject: SubjectRef) -> Iterator[Entry]:
         )
 
 
+def audit_entries(session: Session, subjects: list[str]) -> Iterator[Entry]:
+    """Operators' actions on any of `subjects` (`transfer:REF`, `finding:ID`, …)."""
+    rows = session.execute(
+        _newest(select(AuditEntry).where(col(AuditEntry.subject).in_(subjects)), col(AuditEntry.id))
+    ).scalars()
+    for row in rows:
+        yield Entry(
+            row.at,
+            EntryKind.OPERATOR,
+            f"{row.action} on {row.subject}",
+            row.detail or "",
+            actor=f"{row.operator} ({row.role})",
+            sequence=row.id or 0,
+        )
+
+
 def transfer_timeline(session: Session, transfer: Transfer) -> list[Entry]:
-    """The transfer's whole story in time order (operator actions are added by the caller)."""
+    """The transfer's whole story in time order, operators' actions included."""
     assert transfer.id is not None
     findings = list(
         session.execute(
@@ -198,4 +215,5 @@ def transfer_timeline(session: Session, transfer: Transfer) -> list[Entry]:
         check_entries(session, transfer.id),
         finding_entries(session, findings),
         relay_entries(session, subject),
+        audit_entries(session, [subject.audit_subject, *(f"finding:{f.id}" for f in findings)]),
     )
