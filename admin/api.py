@@ -9,12 +9,15 @@ from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
+from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from admin.errors import ExpectedInputError, QueryError
 from admin.expected import parse_expected, register
+from admin.identity import audit
+from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
 from ledger.errors import ConflictError, DatabaseUnavailableError, NumberInputError
 from ledger.money import kobo_from_json, whole_number_from_text
@@ -196,7 +199,11 @@ async def post_expected(request: Request) -> Response:
 
     def store() -> tuple[dict[str, Any], bool]:
         with write_session(_engine(request)) as session:
-            return register(session, expected, now=utcnow())
+            record, created = register(session, expected, now=utcnow())
+            if created:
+                subject = f"transfer:{record['reference']}"
+                audit(request, session, AuditAction.EXPECTED_REGISTER, subject, None)
+            return record, created
 
     try:
         record, created = await run_in_threadpool(store)
@@ -252,7 +259,13 @@ async def post_payout(request: Request) -> Response:
     payout = PayoutRequest(amount, body["bank_code"], body["account_number"], body["reference"])
 
     def pay() -> dict[str, Any]:
-        result = send_payout(_engine(request), client, payout, now=utcnow())
+        def audited(session: Session) -> None:
+            detail = f"amount {payout.amount} kobo to {payout.bank_code}/{payout.account_number}"
+            audit(
+                request, session, AuditAction.PAYOUT_CREATE, f"transfer:{payout.reference}", detail
+            )
+
+        result = send_payout(_engine(request), client, payout, now=utcnow(), on_intent=audited)
         with read_session(_engine(request)) as session:
             transfer = find_transfer(session, result.reference)
             assert transfer is not None

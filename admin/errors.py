@@ -5,10 +5,11 @@ AdminError
 ├── EndpointBodyError      a relay endpoint's JSON body is malformed; .field
 ├── QueryError             a query-string parameter cannot be used; .parameter
 ├── MissingFindingsError   findings asked for do not exist (nothing was changed); .ids
-└── UnknownOperatorError   an assignee that is no operator's name
+├── UnknownOperatorError   an assignee that is no operator's name
+└── CsrfError              a state-changing request lacks the CSRF token of its session
 
-Each is answered as a JSON error by the route that parsed the input (422 and 400); the CLI,
-which registers transfers too, prints it.
+Each is answered as a JSON error by the route that parsed the input (422 and 400; CsrfError
+403); the CLI, which registers transfers too, prints it.
 """
 
 from __future__ import annotations
@@ -54,3 +55,8 @@ class MissingFindingsError(AdminError):
 
 class UnknownOperatorError(AdminError):
     """A finding was to be assigned to a name no operator has."""
+
+
+class CsrfError(AdminError):
+    """A state-changing request made with a session (or a console form) lacks a valid CSRF
+    token."""

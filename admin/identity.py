@@ -26,6 +26,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import Message
 
+from admin.errors import CsrfError
 from ledger.audit import record
 from ledger.db import read_session
 from ledger.operators import live_session, operator_by_token
@@ -119,7 +120,8 @@ def _admin_token(request: Request) -> str | None:
     return token
 
 
-def _lookup_token(request: Request, token: str) -> Operator | None:
+def lookup_token(request: Request, token: str) -> Operator | None:
+    """The operator a token belongs to (the admin token, or an active operator's), or None."""
     admin = _admin_token(request)
     if admin is not None and hmac.compare_digest(token.encode(), admin.encode()):
         return Operator(ADMIN_NAME, Role.ADMIN)
@@ -142,7 +144,7 @@ async def identify(request: Request) -> Identity | None:
     """The identity the request proves (a token first, then the session cookie), or None."""
     token = _presented(request)
     if token is not None:
-        found = await run_in_threadpool(_lookup_token, request, token)
+        found = await run_in_threadpool(lookup_token, request, token)
         return None if found is None else Identity(found, token, by_session=False)
     session_id = request.cookies.get(SESSION_COOKIE)
     if session_id:
@@ -198,28 +200,24 @@ def audit(
     )
 
 
-class _CsrfRefused(Exception):
-    """The state-changing request carries no valid CSRF token."""
-
-
-async def _with_checked_csrf(request: Request, expected: str) -> Request:
-    """`request` (rebuilt if its body had to be read) when it carries `expected`; else
-    _CsrfRefused."""
+async def checked_csrf(request: Request, expected: str) -> Request:
+    """`request` (rebuilt if its body had to be read) when it carries `expected` in the
+    X-CSRF-Token header or the form field `csrf_token`; else CsrfError."""
     presented = request.headers.get(CSRF_HEADER)
     if presented is None:
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if media != "application/x-www-form-urlencoded":
-            raise _CsrfRefused
+            raise CsrfError
         try:
             body = await read_limited(request, MAX_FORM_BYTES)
             fields = parse_qs(body.decode("utf-8"), keep_blank_values=True)
         except (ReceiverError, ClientDisconnect, UnicodeDecodeError, ValueError):
-            raise _CsrfRefused from None
+            raise CsrfError from None
         values = fields.get(CSRF_FIELD)
         presented = values[-1] if values else None
         request = _replayed(request, body)
     if presented is None or not hmac.compare_digest(presented.encode(), expected.encode()):
-        raise _CsrfRefused
+        raise CsrfError
     return request
 
 
@@ -276,8 +274,8 @@ def requires(role: Role) -> Callable[[Handler], Handler]:
                     return json_error(403, "forbidden", "cross-origin request refused")
                 if identity.by_session:
                     try:
-                        request = await _with_checked_csrf(request, csrf_for(identity.secret))
-                    except _CsrfRefused:
+                        request = await checked_csrf(request, csrf_for(identity.secret))
+                    except CsrfError:
                         return json_error(
                             403, "csrf_failed", "a valid CSRF token is required with a session"
                         )
@@ -325,8 +323,8 @@ def page(role: Role) -> Callable[[Handler], Handler]:
                 if not same_origin(request):
                     return html_refusal(403, "Refused", "A form from another site was refused.")
                 try:
-                    request = await _with_checked_csrf(request, csrf_for(identity.secret))
-                except _CsrfRefused:
+                    request = await checked_csrf(request, csrf_for(identity.secret))
+                except CsrfError:
                     return html_refusal(
                         403, "Form expired", "The form had no valid CSRF token: reload the page."
                     )

@@ -17,6 +17,8 @@ from starlette.responses import JSONResponse, Response
 
 from admin.api import DATABASE_ERRORS, DEFAULT_PAGE, database_unavailable, json_body, parse_instant
 from admin.errors import EndpointBodyError, QueryError
+from admin.identity import audit
+from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
 from ledger.errors import NumberInputError
 from ledger.events.types import RelayEventType
@@ -212,6 +214,8 @@ async def post_endpoint(request: Request) -> Response:
                 description=changes.description,
                 now=utcnow(),
             )
+            subject = f"endpoint:{endpoint.id}"
+            audit(request, session, AuditAction.ENDPOINT_ADD, subject, endpoint.url)
             return endpoint_record(endpoint, secret=secret)
 
     return _answer(await _run(create), 201)
@@ -266,6 +270,8 @@ async def patch_endpoint(request: Request) -> Response:
                     session, endpoint_id, changes.enabled, now=now, reason=reason
                 )
             pending = pending_counts(session, [endpoint_id]).get(endpoint_id, 0)
+            detail = ", ".join(sorted(body))
+            audit(request, session, AuditAction.ENDPOINT_UPDATE, f"endpoint:{endpoint_id}", detail)
             return endpoint_record(endpoint, pending=pending)
 
     return _answer(await _run(change))
@@ -279,7 +285,9 @@ async def delete_endpoint(request: Request) -> Response:
 
     def remove() -> dict[str, Any]:
         with write_session(_engine(request)) as session:
-            return endpoint_record(endpoints.remove(session, endpoint_id, now=utcnow()))
+            removed = endpoints.remove(session, endpoint_id, now=utcnow())
+            audit(request, session, AuditAction.ENDPOINT_REMOVE, f"endpoint:{endpoint_id}")
+            return endpoint_record(removed)
 
     return _answer(await _run(remove))
 
@@ -297,6 +305,7 @@ async def rotate_secret(request: Request) -> Response:
     def rotate() -> dict[str, Any]:
         with write_session(_engine(request)) as session:
             endpoint, secret = endpoints.rotate_secret(session, box, endpoint_id, now=utcnow())
+            audit(request, session, AuditAction.ENDPOINT_ROTATE, f"endpoint:{endpoint_id}")
             pending = pending_counts(session, [endpoint_id]).get(endpoint_id, 0)
             return endpoint_record(endpoint, pending=pending, secret=secret)
 
@@ -337,6 +346,8 @@ async def retry_delivery(request: Request) -> Response:
 
     def retry() -> dict[str, Any]:
         with write_session(_engine(request)) as session:
-            return queries.retry_delivery(session, delivery_id, now=utcnow())
+            answer = queries.retry_delivery(session, delivery_id, now=utcnow())
+            audit(request, session, AuditAction.DELIVERY_RETRY, f"delivery:{delivery_id}")
+            return answer
 
     return _answer(await _run(retry))

@@ -1,15 +1,14 @@
 """The finance report over HTTP: the HTML page, the JSON summary and acknowledging a finding.
 
-Plain handlers; `admin.routes` mounts them behind the admin-token check (which also refuses
-cross-origin POSTs), so nothing here authenticates.
+Plain handlers; `admin.routes` mounts them behind their roles (`admin.identity`, which also
+refuses cross-origin POSTs and checks CSRF tokens), so nothing here authenticates.
 """
 
 from __future__ import annotations
 
 import html
-import json
 from typing import Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import urlencode
 
 from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
@@ -17,6 +16,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from admin.api import DATABASE_ERRORS, database_unavailable
+from admin.forms import read_form
+from admin.identity import PAGE_POLICY, audit, csrf_token
+from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
 from ledger.errors import NoteError
 from ledger.events.findings import acknowledge_finding
@@ -28,13 +30,6 @@ from reconcile.reports.errors import PeriodError
 from reconcile.reports.html import PageForms, render_html
 from reconcile.reports.period import Period, parse_period
 from reconcile.reports.summary import build_summary, compute_report
-
-MAX_FORM_BYTES = 16 * 1024
-# The page is self-contained: no script at all, styles inline, forms only back to us.
-PAGE_POLICY = (
-    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-)
 
 
 def _wants_html(request: Request) -> bool:
@@ -102,11 +97,12 @@ async def reports_page(request: Request) -> Response:
     except PeriodError as exc:
         return _page_error(request, 400, "invalid_period", str(exc))
     now = utcnow()
+    forms = PageForms(base_path=request.url.path, csrf_token=csrf_token(request))
 
     def render() -> str:
         with read_session(_engine(request)) as session:
             report = compute_report(session, period, stale_after=_stale_after(request), now=now)
-        return render_html(report, now=now, forms=PageForms(base_path=request.url.path))
+        return render_html(report, now=now, forms=forms)
 
     try:
         page = await run_in_threadpool(render)
@@ -117,25 +113,6 @@ async def reports_page(request: Request) -> Response:
     return HTMLResponse(
         page, headers={"Content-Security-Policy": PAGE_POLICY, "Cache-Control": "no-store"}
     )
-
-
-async def _form(request: Request) -> dict[str, str]:
-    # Parsed by hand: Starlette's form parser needs python-multipart for urlencoded bodies too.
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_FORM_BYTES:
-            raise ValueError("form too large")
-    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if media == "application/json":
-        data = json.loads(body or b"{}")
-        if not isinstance(data, dict):
-            raise ValueError("body must be a JSON object")
-        return {str(k): str(v) for k, v in data.items() if v is not None}
-    if media not in ("application/x-www-form-urlencoded", ""):
-        raise ValueError("send the note as a form (application/x-www-form-urlencoded) or JSON")
-    fields = parse_qs(body.decode("utf-8"), keep_blank_values=True)
-    return {key: values[-1] for key, values in fields.items()}
 
 
 def _back_to_page(request: Request, period: Period) -> str:
@@ -150,7 +127,7 @@ async def acknowledge(request: Request) -> Response:
     """`POST /reports/findings/{id}/ack` with a `note`: acknowledge; 303 back to the page."""
     try:
         finding_id = int(request.path_params["id"])
-        form = await _form(request)
+        form = await read_form(request)
     except (ValueError, UnicodeDecodeError) as exc:
         return json_error(400, "invalid_form", str(exc) or "unreadable form")
     note = form.get("note", "").strip()
@@ -172,6 +149,8 @@ async def acknowledge(request: Request) -> Response:
     def write() -> bool:
         with write_session(_engine(request)) as session:
             found = acknowledge_finding(session, finding_id=finding_id, note=note, now=utcnow())
+            if found is not None:
+                audit(request, session, AuditAction.FINDING_ACK, f"finding:{finding_id}", note)
             return found is not None
 
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute, Route
 
-from admin import api, findings_api, relay_api, reports_page
+from admin import api, audit_api, findings_api, login, relay_api, reports_page
 from admin.console import findings_page, pages, relay_pages
 from admin.identity import Role, page, requires
 
@@ -19,6 +19,13 @@ def admin_routes() -> list[BaseRoute]:
     """The admin routes (the app's state holds `engine`, `settings`, `admin_token` and
     `payout_client`)."""
     return [
+        # Signing in and out prove or end an identity themselves (login is rate-limited per
+        # address; logout needs the session's CSRF token).
+        Route("/login", login.login, methods=["POST"]),
+        Route("/logout", login.logout, methods=["POST"]),
+        Route("/console/login", login.login_page, methods=["GET"]),
+        # Who did what, from where: for admins only.
+        Route("/api/audit", requires(ADMIN)(audit_api.list_audit), methods=["GET"]),
         Route("/api/transfers", requires(VIEWER)(api.list_transfer_page), methods=["GET"]),
         Route("/api/transfers", requires(ADMIN)(api.post_payout), methods=["POST"]),
         Route("/api/transfers/expected", requires(ADMIN)(api.post_expected), methods=["POST"]),

@@ -36,6 +36,7 @@ class AuditAction(enum.StrEnum):
     ENDPOINT_REMOVE = "endpoint.remove"
     ENDPOINT_ROTATE = "endpoint.rotate"
     RELAY_REPLAY = "relay.replay"
+    WEBHOOK_REPLAY = "webhook.replay"
     DELIVERY_RETRY = "delivery.retry"
     OPERATOR_ADD = "operator.add"
     OPERATOR_REVOKE = "operator.revoke"

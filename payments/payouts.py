@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 import structlog
 from sqlalchemy import Engine
+from sqlmodel import Session
 
 from ledger.db import read_session, write_session
 from ledger.errors import NumberInputError
@@ -102,6 +103,8 @@ class Recipient:
 # Called after the name enquiry, before anything is written or sent: whatever it raises
 # stops the payout with nothing recorded (the CLI asks a person here).
 Confirm = Callable[[PayoutRequest, Recipient], None]
+# Extra writes that belong to the intent's transaction (the audit log's row for the payout).
+OnIntent = Callable[[Session], None]
 
 
 @dataclass(frozen=True)
@@ -207,7 +210,12 @@ def _enquire(client: PayoutClient, request: PayoutRequest) -> Recipient:
 
 
 def _write_intent(
-    engine: Engine, request: PayoutRequest, account_name: str, now: dt.datetime, grace: float
+    engine: Engine,
+    request: PayoutRequest,
+    account_name: str,
+    now: dt.datetime,
+    grace: float,
+    on_intent: OnIntent | None = None,
 ) -> bool:
     with write_session(engine) as session:
         new_id = insert_ignore(
@@ -231,6 +239,8 @@ def _write_intent(
                 "updated_at": now,
             },
         )
+        if new_id is not None and on_intent is not None:
+            on_intent(session)
     return new_id is not None
 
 
@@ -345,12 +355,14 @@ def send_payout(
     now: dt.datetime,
     grace: float = INTENT_GRACE_SECONDS,
     confirm: Confirm | None = None,
+    on_intent: OnIntent | None = None,
 ) -> PayoutResult:
     """Pay out once: validate, enquire, (confirm,) commit the intent, initiate, record the answer.
 
     Raises a PayoutError subclass (payments.errors) whose `.kind` says how it failed. A
     reference already in the ledger for the same payout returns it unchanged
-    (`created=False`) and sends nothing.
+    (`created=False`) and sends nothing. `on_intent` runs in the intent's transaction (the
+    audit log's row for the payout commits with the intent, or not at all).
     """
     validate(request)
     existing = _existing(engine, request)
@@ -359,7 +371,7 @@ def send_payout(
     recipient = _enquire(client, request)
     if confirm is not None:
         confirm(request, recipient)
-    if not _write_intent(engine, request, recipient.account_name, now, grace):
+    if not _write_intent(engine, request, recipient.account_name, now, grace, on_intent):
         # A concurrent `send` with the same reference won the insert.
         existing = _existing(engine, request)
         assert existing is not None

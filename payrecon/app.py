@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import time
 from collections.abc import AsyncIterator, Callable
 
 from sqlalchemy import Engine
@@ -13,6 +14,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 
 from admin.routes import admin_routes
+from admin.throttle import LoginThrottle
 from ledger.db import create_db_engine
 from payrecon.settings import Settings
 from provider.client import ProviderClient
@@ -78,5 +80,10 @@ def create_app(
     admin_token = settings.admin_token
     app.state.admin_token = None if admin_token is None else admin_token.get_secret_value()
     app.state.payout_client = payout_client
+    app.state.login_throttle = LoginThrottle(
+        max_failures=settings.login_max_failures,
+        window=settings.login_window,
+        clock=time.monotonic,
+    )
     app.state.webhook = webhook
     return app

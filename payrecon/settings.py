@@ -73,6 +73,13 @@ class Settings(BaseSettings):
     webhook_hmac_header: str = "X-Webhook-Signature"
     webhook_standard_secret: SecretStr | None = None
     admin_token: SecretStr | None = None
+    # The console (PRODUCT.md: Console, operators and audit): `1` drops the Secure flag from
+    # the session cookie (plain-http tests only), how long a session lasts, and how many failed
+    # logins from one address within the window get 429 (counted per process).
+    insecure_cookies: bool = False
+    session_hours: float = Field(default=8, gt=0, le=24 * 30)
+    login_max_failures: int = Field(default=10, ge=1, le=10_000)
+    login_window: int = Field(default=300, ge=1, le=86_400)
     max_body_bytes: int = Field(default=65536, ge=256, le=16 * 1024 * 1024)
     body_timeout: float = Field(default=10.0, gt=0, le=3600)
     header_timeout: float = Field(default=10.0, gt=0, le=3600)

@@ -14,10 +14,12 @@ from rich.markup import escape
 from rich.table import Table
 from sqlalchemy.exc import DBAPIError, OperationalError
 
+from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
 from ledger.errors import DatabaseUnavailableError
 from ledger.events.types import DEFAULT_TYPES
 from ledger.types import utcnow
+from payrecon.actor import audit_cli
 from payrecon.context import EXIT_USAGE, AppContext, app_context, fail
 from relay import endpoints as ops
 from relay.errors import EndpointInputError, EndpointNotFoundError, SecretKeyError
@@ -89,6 +91,8 @@ def add(
             endpoint, secret = ops.add(
                 session, secret_box, url=url, types=events, description=description, now=utcnow()
             )
+            subject = f"endpoint:{endpoint.id}"
+            audit_cli(session, AuditAction.ENDPOINT_ADD, subject, url, now=utcnow())
             return endpoint_record(endpoint), secret
 
     record, secret = _run(create)
@@ -163,6 +167,9 @@ def _set_enabled(ctx: click.Context, text: str, enabled: bool) -> None:
         with write_session(engine) as session:
             reason = None if enabled else "disabled by an operator"
             ops.set_enabled(session, endpoint_id, enabled, now=utcnow(), reason=reason)
+            detail = "enabled" if enabled else "disabled"
+            subject = f"endpoint:{endpoint_id}"
+            audit_cli(session, AuditAction.ENDPOINT_UPDATE, subject, detail, now=utcnow())
 
     _run(change)
     click.echo(f"endpoint {endpoint_id} {'enabled' if enabled else 'disabled'}")
@@ -195,6 +202,7 @@ def remove(ctx: click.Context, endpoint_id: str) -> None:
     def change() -> None:
         with write_session(engine) as session:
             ops.remove(session, row_id, now=utcnow())
+            audit_cli(session, AuditAction.ENDPOINT_REMOVE, f"endpoint:{row_id}", now=utcnow())
 
     _run(change)
     click.echo(f"endpoint {row_id} removed (its delivery history is kept)")
@@ -214,6 +222,7 @@ def rotate_secret(ctx: click.Context, endpoint_id: str, as_json: bool) -> None:
     def rotate() -> tuple[str | None, str]:
         with write_session(engine) as session:
             endpoint, secret = ops.rotate_secret(session, secret_box, row_id, now=utcnow())
+            audit_cli(session, AuditAction.ENDPOINT_ROTATE, f"endpoint:{row_id}", now=utcnow())
             return endpoint_record(endpoint)["previous_secret_until"], secret
 
     until, secret = _run(rotate)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import getpass
 import json
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -19,13 +17,14 @@ from sqlmodel import Session
 
 from admin.errors import MissingFindingsError, UnknownOperatorError
 from admin.operator_names import is_operator
-from ledger.audit import AuditAction, record
+from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
 from ledger.errors import DatabaseUnavailableError, NoteError
 from ledger.events.findings import acknowledge_finding
 from ledger.findings import add_note, assign_finding, check_note
 from ledger.queries import MAX_ROW_ID
 from ledger.types import FindingKind, utcnow
+from payrecon.actor import audit_cli, cli_actor
 from payrecon.context import EXIT_USAGE, app_context, fail
 from reconcile.reports.findings import list_findings
 from reconcile.reports.naira import naira_text
@@ -124,29 +123,6 @@ def _print_for_terminal(console: Console, items: list[dict[str, Any]]) -> None:
         console.print(("\n" if number else "") + "\n".join(lines), soft_wrap=True, highlight=False)
 
 
-def record_cli(session: Session, operator: str, action: str, subject: str, detail: str) -> None:
-    """The CLI's audit row: whoever can run the CLI on the ledger holds the admin's power."""
-    record(
-        session,
-        operator=operator,
-        role="admin",
-        action=action,
-        subject=subject,
-        detail=detail,
-        remote_addr=None,
-        now=utcnow(),
-    )
-
-
-def cli_operator() -> str:
-    """Who the CLI acts as in notes and the audit log: the shell's user, marked as the CLI's."""
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):  # no name for this uid (a bare container)
-        user = str(os.getuid())
-    return f"cli:{user}"
-
-
 def _change(ctx: click.Context, change: Callable[[Session], str]) -> None:
     """Run `change` in one transaction and print its line; the usual failures exit clearly."""
     engine = app_context(ctx).engine()
@@ -178,7 +154,7 @@ def findings_ack(ctx: click.Context, finding_ids: tuple[int, ...], note: str) ->
     except NoteError as exc:
         fail(f"--note: {exc}", EXIT_USAGE)
     ids = list(dict.fromkeys(finding_ids))
-    author = cli_operator()
+    author = cli_actor()
 
     def change(session: Session) -> str:
         kinds = []
@@ -188,7 +164,7 @@ def findings_ack(ctx: click.Context, finding_ids: tuple[int, ...], note: str) ->
             )
             if finding is None:
                 raise MissingFindingsError([finding_id])
-            record_cli(session, author, AuditAction.FINDING_ACK, f"finding:{finding_id}", note)
+            audit_cli(session, AuditAction.FINDING_ACK, f"finding:{finding_id}", note, now=utcnow())
             kinds.append(f"acknowledged finding {finding_id} ({finding.kind})")
         return "\n".join(kinds)
 
@@ -204,7 +180,6 @@ def findings_assign(ctx: click.Context, finding_id: int, name: str | None, nobod
     """Give finding ID to the operator NAME (or to nobody with --nobody)."""
     if (name is None) == (not nobody):
         fail("give an operator NAME or --nobody", EXIT_USAGE)
-    author = cli_operator()
 
     def change(session: Session) -> str:
         if name is not None and not is_operator(session, name):
@@ -212,8 +187,12 @@ def findings_assign(ctx: click.Context, finding_id: int, name: str | None, nobod
         finding = assign_finding(session, finding_id=finding_id, assignee=name, now=utcnow())
         if finding is None:
             raise MissingFindingsError([finding_id])
-        record_cli(
-            session, author, AuditAction.FINDING_ASSIGN, f"finding:{finding_id}", name or "nobody"
+        audit_cli(
+            session,
+            AuditAction.FINDING_ASSIGN,
+            f"finding:{finding_id}",
+            name or "nobody",
+            now=utcnow(),
         )
         return f"finding {finding_id} assigned to {name or 'nobody'}"
 
@@ -230,12 +209,12 @@ def findings_note(ctx: click.Context, finding_id: int, text: str) -> None:
         text = check_note(text)
     except NoteError as exc:
         fail(f"TEXT: {exc}", EXIT_USAGE)
-    author = cli_operator()
+    author = cli_actor()
 
     def change(session: Session) -> str:
         if add_note(session, finding_id=finding_id, author=author, note=text, now=utcnow()) is None:
             raise MissingFindingsError([finding_id])
-        record_cli(session, author, AuditAction.FINDING_NOTE, f"finding:{finding_id}", text)
+        audit_cli(session, AuditAction.FINDING_NOTE, f"finding:{finding_id}", text, now=utcnow())
         return f"note added to finding {finding_id}"
 
     _change(ctx, change)

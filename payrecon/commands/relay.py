@@ -9,9 +9,11 @@ import signal
 import click
 import structlog
 
+from ledger.audit import AuditAction
 from ledger.db import write_session
 from ledger.errors import LeaseHeldError, LedgerError
 from ledger.types import utcnow
+from payrecon.actor import audit_cli
 from payrecon.context import EXIT_RUNTIME, EXIT_USAGE, app_context, fail
 from payrecon.errors import ConfigError
 from payrecon.wiring import make_worker
@@ -127,6 +129,11 @@ def replay(
                 since=start,
                 failed_only=failed_only,
             )
+            filters = {"endpoint": endpoint_id, "type": kind, "since": since}
+            detail = " ".join(f"{k}={v}" for k, v in filters.items() if v is not None)
+            detail = f"{queued} queued" + (f" ({detail})" if detail else "")
+            detail += " failed only" if failed_only else ""
+            audit_cli(session, AuditAction.RELAY_REPLAY, None, detail, now=utcnow())
     except EndpointNotFoundError as exc:
         fail(str(exc), EXIT_USAGE)
     except LedgerError as exc:

@@ -6,9 +6,11 @@ import json
 
 import click
 
+from ledger.audit import AuditAction
 from ledger.db import write_session
 from ledger.errors import LedgerError
 from ledger.types import utcnow
+from payrecon.actor import audit_cli
 from payrecon.context import app_context, fail
 
 
@@ -38,6 +40,8 @@ def replay(ctx: click.Context, since: str | None, as_json: bool) -> None:
     try:
         with write_session(app.engine()) as session:
             summary = run_replay(session, since=start, now=utcnow())
+            detail = f"{summary.deliveries} deliveries" + (f" since {since}" if since else "")
+            audit_cli(session, AuditAction.WEBHOOK_REPLAY, None, detail, now=utcnow())
     except LedgerError as exc:
         fail(f"database unavailable: {exc}")
     if as_json:

@@ -10,9 +10,11 @@ import click
 
 from admin.errors import ExpectedInputError
 from admin.expected import parse_expected, parse_expected_row, register
+from ledger.audit import AuditAction
 from ledger.db import write_session
 from ledger.errors import ConflictError, LedgerError
 from ledger.types import utcnow
+from payrecon.actor import audit_cli
 from payrecon.commands.payout import send
 from payrecon.context import EXIT_USAGE, app_context, fail
 from payrecon.params import KOBO
@@ -52,7 +54,11 @@ def expect(
         fail(f"--{exc.field.replace('_', '-')}: {exc.message}", EXIT_USAGE)
     try:
         with write_session(app.engine()) as session:
-            record, created = register(session, expected, now=utcnow())
+            now = utcnow()
+            record, created = register(session, expected, now=now)
+            if created:
+                subject = f"transfer:{record['reference']}"
+                audit_cli(session, AuditAction.EXPECTED_REGISTER, subject, None, now=now)
     except ConflictError as exc:
         fail(str(exc))
     except LedgerError as exc:
@@ -97,6 +103,9 @@ def import_file(ctx: click.Context, file: Path, as_json: bool) -> None:
                     raise ConflictError(f"{file}:{line}: {exc}") from exc
                 created += was_created
                 identical += not was_created
+            if created:
+                detail = f"{created} registered from {file.name}"
+                audit_cli(session, AuditAction.EXPECTED_REGISTER, None, detail, now=now)
     except ConflictError as exc:
         fail(f"{exc} (nothing imported)")
     except LedgerError as exc:

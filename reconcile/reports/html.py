@@ -23,6 +23,8 @@ class PageForms:
     """Set when the page is served: where the period form and the acknowledge forms post."""
 
     base_path: str  # the path the page is served at, e.g. "/reports"
+    # The operator's CSRF token, sent back by each acknowledge form (admin.identity checks it).
+    csrf_token: str | None = None
 
     def ack_action(self, finding_id: int) -> str:
         """The POST target acknowledging one finding."""

@@ -1,0 +1,78 @@
+"""`GET /api/audit`: the audit log, newest first, filtered and paged by cursor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Engine
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from admin.api import DATABASE_ERRORS, DEFAULT_PAGE, database_unavailable, parse_instant
+from admin.errors import QueryError
+from ledger.audit import AuditAction, AuditQuery, decode_audit_cursor, entry_record, list_entries
+from ledger.db import read_session
+from ledger.errors import NumberInputError
+from ledger.money import whole_number_from_text
+from ledger.queries import MAX_PAGE
+from ledger.types import takes_text
+from receiver.answers import json_error
+
+MAX_OPERATOR_CHARS = 64
+
+
+def parse_audit_query(query: Any) -> AuditQuery:
+    """`operator`, `action`, `since`, `limit`, `cursor`; QueryError naming the first bad one."""
+    operator = query.get("operator") or None
+    if operator is not None and (len(operator) > MAX_OPERATOR_CHARS or not takes_text(operator)):
+        raise QueryError("operator", f"must be an operator name of at most {MAX_OPERATOR_CHARS}")
+    action = query.get("action") or None
+    if action is not None and action not in set(AuditAction):
+        raise QueryError("action", f"must be one of {', '.join(AuditAction)}")
+    try:
+        limit = whole_number_from_text(
+            query.get("limit", str(DEFAULT_PAGE)), minimum=1, maximum=MAX_PAGE
+        )
+    except NumberInputError as exc:
+        raise QueryError("limit", str(exc)) from None
+    cursor = query.get("cursor") or None
+    if cursor is not None:
+        try:
+            decode_audit_cursor(cursor)
+        except ValueError:
+            raise QueryError("cursor", "is not a cursor this API gave out") from None
+    since = query.get("since") or None
+    return AuditQuery(
+        operator=operator,
+        action=action,
+        since=None if since is None else parse_instant(since, parameter="since"),
+        limit=limit,
+        cursor=cursor,
+    )
+
+
+def _engine(request: Request) -> Engine:
+    engine: Engine = request.app.state.engine
+    return engine
+
+
+async def list_audit(request: Request) -> Response:
+    """`GET /api/audit?operator=&action=&since=&limit=&cursor=`: `{"items", "next_cursor"}`."""
+    try:
+        query = parse_audit_query(request.query_params)
+    except QueryError as exc:
+        return json_error(400, "invalid_query", str(exc), parameter=exc.parameter)
+
+    def load() -> dict[str, Any]:
+        with read_session(_engine(request)) as session:
+            page = list_entries(session, query)
+            return {
+                "items": [entry_record(entry) for entry in page.items],
+                "next_cursor": page.next_cursor,
+            }
+
+    try:
+        return JSONResponse(await run_in_threadpool(load))
+    except DATABASE_ERRORS:
+        return database_unavailable()
