@@ -94,10 +94,9 @@ def check_entries(session: Session, transfer_id: int) -> Iterator[Entry]:
             for name, value in (("amount", row.amount), ("fee", row.fee))
             if value is not None
         ]
-        detail = ", ".join([f"HTTP {row.http_status or '—'}", *figures, *filter(None, [row.error])])
-        yield Entry(
-            row.checked_at, EntryKind.CHECK, f"provider check: {said}", detail, sequence=row.id or 0
-        )
+        detail = ", ".join([*figures, *filter(None, [row.error])])
+        title = f"provider check: {said} (HTTP {row.http_status or 'no answer'})"
+        yield Entry(row.checked_at, EntryKind.CHECK, title, detail, sequence=row.id or 0)
 
 
 def finding_entries(session: Session, findings: list[Finding]) -> Iterator[Entry]:

@@ -23,12 +23,13 @@ POLICY = (
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 MESSAGES = ("done", "error")
+# Each page with the role it needs: an operator sees only the pages it may open.
 NAVIGATION = (
-    ("/console", "Overview"),
-    ("/console/transfers", "Transfers"),
-    ("/console/findings", "Findings"),
-    ("/console/endpoints", "Endpoints"),
-    ("/console/audit", "Audit log"),
+    ("/console", "Overview", Role.VIEWER),
+    ("/console/transfers", "Transfers", Role.VIEWER),
+    ("/console/findings", "Findings", Role.VIEWER),
+    ("/console/endpoints", "Endpoints", Role.VIEWER),
+    ("/console/audit", "Audit log", Role.ADMIN),
 )
 
 
@@ -69,7 +70,7 @@ def render(request: Request, template: str, *, status: int = 200, **context: Any
             operator=operator,
             csrf_field=CSRF_FIELD,
             csrf_token=csrf_token(request),
-            navigation=NAVIGATION,
+            navigation=[(h, t) for h, t, role in NAVIGATION if operator.role.allows(role)],
             path=request.url.path,
             flash=request.query_params.get("done", ""),
             error=request.query_params.get("error", ""),

@@ -41,7 +41,7 @@ class FakeProvider:
         self.answers = answers
 
     async def get_transaction(self, reference: str) -> Any:
-        answer = self.answers[reference.removeprefix("PRV-")]
+        answer = self.answers.get(reference) or self.answers[reference.removeprefix("PRV-")]
         if isinstance(answer, Exception):
             raise answer
         return answer

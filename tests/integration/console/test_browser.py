@@ -26,8 +26,8 @@ PAGES = ("overview", "transfers", "transfer", "findings", "endpoints", "audit")
 
 
 def _artefacts(tmp_path: Path) -> Path:
-    """Where screenshots go: PAYRECON_ARTEFACTS when set (kept after the run), else tmp."""
-    where = Path(os.environ.get("PAYRECON_ARTEFACTS") or tmp_path) / "console"
+    """Where screenshots go: ARTEFACTS_DIR when set (kept after the run), else tmp."""
+    where = Path(os.environ.get("ARTEFACTS_DIR") or tmp_path) / "console"
     where.mkdir(parents=True, exist_ok=True)
     return where
 
@@ -36,15 +36,15 @@ def _seed(engine: Engine, database_url: str) -> tuple[str, list[int]]:
     """Two transfers with findings and provider checks; a finance operator's token."""
     now = utcnow()
     first = transfer(engine, "INV-2026-0042", amount=1_250_000, provider_reference="PRV-77A")
-    hostile = transfer(engine, '<script>alert("ref")</script>' + "R" * 90)
+    hostile = transfer(engine, '<script>alert("ref")</script>' + "R" * 70)
     ids = [
-        finding(engine, first, FindingKind.AMOUNT_MISMATCH, "amount 1250000 kobo vs 1200000 kobo"),
-        finding(engine, first, FindingKind.FEE_MISMATCH, "fee 2500 kobo vs 5000 kobo"),
+        finding(engine, first, FindingKind.STATUS_CONFLICT, "webhook failed, provider successful"),
+        finding(engine, first, FindingKind.CONFLICTING_DELIVERY, "amount 1250000 kobo vs 1 kobo"),
         finding(engine, hostile, FindingKind.ORPHAN_EVENT, "<img src=x onerror=alert(1)>"),
     ]
     provider = FakeProvider(
         {
-            "INV-2026-0042": transaction(
+            "PRV-77A": transaction(
                 "INV-2026-0042", amount=1_200_000, fee=5000, status="successful"
             ),
             hostile_ref(engine, hostile): transaction(
@@ -113,7 +113,9 @@ def test_finance_operator_works_the_days_exceptions(
             assert "ada (finance)" in page.inner_text("header")
             _shoot(page, where, "overview")
 
-            page.get_by_role("link", name="Transfers").click()
+            page.get_by_role("navigation", name="Console").get_by_role(
+                "link", name="Transfers"
+            ).click()
             page.get_by_label("Reference (yours or the provider's)").fill("PRV-77A")
             page.get_by_role("button", name="Search").click()
             page.wait_for_load_state("load")
@@ -121,11 +123,13 @@ def test_finance_operator_works_the_days_exceptions(
             page.get_by_role("link", name="INV-2026-0042").click()
             page.wait_for_load_state("load")
             timeline = page.inner_text("ol.timeline")
-            assert "provider check: successful" in timeline
-            assert "amount_mismatch opened" in timeline
+            assert "provider check: successful (HTTP 200)" in timeline
+            assert "status_conflict opened" in timeline and "amount_mismatch opened" in timeline
             _shoot(page, where, "transfer")
 
-            page.get_by_role("link", name="Findings").click()
+            page.get_by_role("navigation", name="Console").get_by_role(
+                "link", name="Findings"
+            ).click()
             page.wait_for_load_state("load")
             page.get_by_label(f"Tick finding {ids[0]}").check()
             page.get_by_label(f"Tick finding {ids[1]}").check()
@@ -151,7 +155,7 @@ def test_finance_operator_works_the_days_exceptions(
             page.get_by_role("button", name="Sign in").click()
             page.wait_for_load_state("load")
             page.goto(f"{base}/console/audit?operator=ada", wait_until="load")
-            audit_text = page.inner_text("main")
+            audit_text = page.inner_text("main table")
             assert audit_text.count("finding.ack") == 2 and "finding.assign" in audit_text
             _shoot(page, where, "audit")
             page.get_by_role("button", name="Log out").click()
@@ -168,7 +172,11 @@ def test_finance_operator_works_the_days_exceptions(
             (a.operator, a.action)
             for a in session.execute(select(AuditEntry).order_by(AuditEntry.id)).scalars()  # type: ignore[arg-type]
         ]
-    assert states == {ids[0]: (True, None), ids[1]: (True, None), ids[2]: (False, "ada")}
+    assert {i: states[i] for i in ids} == {
+        ids[0]: (True, None),
+        ids[1]: (True, None),
+        ids[2]: (False, "ada"),
+    }
     assert [a for a in actions if a[0] == "ada"] == [
         ("ada", "login"),
         ("ada", "finding.ack"),
