@@ -128,6 +128,26 @@ def acknowledge_all(
     return [item for item in items if item is not None]
 
 
+def assign_one(session: Session, request: Request, finding_id: int, assignee: str | None) -> None:
+    """Give the finding to `assignee` (None: nobody), audited; UnknownOperatorError for a name
+    no operator has, MissingFindingsError when there is no such finding."""
+    if assignee is not None and not is_operator(session, assignee):
+        raise UnknownOperatorError(f"no operator is named {assignee!r}")
+    if assign_finding(session, finding_id=finding_id, assignee=assignee, now=utcnow()) is None:
+        raise MissingFindingsError([finding_id])
+    subject = f"finding:{finding_id}"
+    audit(request, session, AuditAction.FINDING_ASSIGN, subject, assignee or "nobody")
+
+
+def note_one(session: Session, request: Request, finding_id: int, text: str) -> None:
+    """Add the operator's note (checked: NoteError), audited; MissingFindingsError when there
+    is no such finding."""
+    author = current_operator(request).name
+    if add_note(session, finding_id=finding_id, author=author, note=text, now=utcnow()) is None:
+        raise MissingFindingsError([finding_id])
+    audit(request, session, AuditAction.FINDING_NOTE, f"finding:{finding_id}", text.strip())
+
+
 async def _write(
     request: Request, change: Callable[[Session], Any], *, created: bool = False
 ) -> Response:
@@ -199,18 +219,7 @@ async def assign(request: Request) -> Response:
         return json_error(422, "invalid", "assignee must be a string or null", field="assignee")
 
     def change(session: Session) -> Any:
-        if assignee is not None and not is_operator(session, assignee):
-            raise UnknownOperatorError(f"no operator is named {assignee!r}")
-        finding = assign_finding(session, finding_id=finding_id, assignee=assignee, now=utcnow())
-        if finding is None:
-            raise MissingFindingsError([finding_id])
-        audit(
-            request,
-            session,
-            AuditAction.FINDING_ASSIGN,
-            f"finding:{finding_id}",
-            assignee or "nobody",
-        )
+        assign_one(session, request, finding_id, assignee)
         return finding_item(session, finding_id)
 
     return await _write(request, change)
@@ -225,15 +234,9 @@ async def note(request: Request) -> Response:
     text = await _note_of(request)
     if isinstance(text, Response):
         return text
-    operator = current_operator(request)
 
     def change(session: Session) -> Any:
-        row = add_note(
-            session, finding_id=finding_id, author=operator.name, note=text, now=utcnow()
-        )
-        if row is None:
-            raise MissingFindingsError([finding_id])
-        audit(request, session, AuditAction.FINDING_NOTE, f"finding:{finding_id}", text)
+        note_one(session, request, finding_id, text)
         return finding_item(session, finding_id)
 
     return await _write(request, change, created=True)

@@ -19,16 +19,20 @@ from admin.api import DATABASE_ERRORS
 from admin.console.pages import PAGE_SIZE, unavailable
 from admin.console.render import back_to, page_link, render
 from admin.errors import MissingFindingsError, QueryError, UnknownOperatorError
-from admin.findings_api import MAX_BULK_ACK, acknowledge_all, finding_id_of, parse_finding_filter
-from admin.identity import audit, current_operator
-from admin.operator_names import is_operator
-from ledger.audit import AuditAction
+from admin.findings_api import (
+    MAX_BULK_ACK,
+    acknowledge_all,
+    assign_one,
+    finding_id_of,
+    note_one,
+    parse_finding_filter,
+)
 from ledger.db import read_session, write_session
 from ledger.errors import NoteError
 from ledger.finding_queue import CURSOR_KIND, UNASSIGNED, FindingFilter, list_queue
-from ledger.findings import add_note, assign_finding, check_note
+from ledger.findings import check_note
 from ledger.queries import decode_cursor
-from ledger.types import FindingKind, FindingState, utcnow
+from ledger.types import FindingKind, FindingState
 from receiver.body import read_limited
 from receiver.errors import ReceiverError
 
@@ -160,17 +164,7 @@ async def assign(request: Request) -> Response:
     assignee = _one(fields, "assignee").strip() or None
 
     def change(session: Session) -> str:
-        if assignee is not None and not is_operator(session, assignee):
-            raise UnknownOperatorError(f"No operator is named {assignee!r}.")
-        if assign_finding(session, finding_id=finding_id, assignee=assignee, now=utcnow()) is None:
-            raise MissingFindingsError([finding_id])
-        audit(
-            request,
-            session,
-            AuditAction.FINDING_ASSIGN,
-            f"finding:{finding_id}",
-            assignee or "nobody",
-        )
+        assign_one(session, request, finding_id, assignee)
         return f"Finding {finding_id} assigned to {assignee or 'nobody'}."
 
     return await _apply(request, back, change)
@@ -184,13 +178,9 @@ async def note(request: Request) -> Response:
         finding_id = finding_id_of(request.path_params["id"])
     except QueryError:
         return back_to(back, error="That finding id is not valid.")
-    author = current_operator(request).name
 
     def change(session: Session) -> str:
-        text = _one(fields, "note")
-        if add_note(session, finding_id=finding_id, author=author, note=text, now=utcnow()) is None:
-            raise MissingFindingsError([finding_id])
-        audit(request, session, AuditAction.FINDING_NOTE, f"finding:{finding_id}", text.strip())
+        note_one(session, request, finding_id, _one(fields, "note"))
         return f"Note added to finding {finding_id}."
 
     return await _apply(request, back, change)

@@ -168,7 +168,7 @@ def test_bad_form_input_is_explained_not_a_500(console: tuple[str, dict[str, int
         ("/console/findings/ack", {"note": "x"}, "Tick at least one"),
         ("/console/findings/ack", {"ids": "abc", "note": "x"}, "not valid"),
         ("/console/findings/ack", {"ids": "99999", "note": "x"}, "nothing was changed"),
-        (f"/console/findings/{fid}/assign", {"assignee": "nobody-here"}, "No operator"),
+        (f"/console/findings/{fid}/assign", {"assignee": "nobody-here"}, "no operator is named"),
         (f"/console/findings/{fid}/notes", {"note": "a\x1bb"}, "control character"),
         (f"/console/findings/{fid}/notes", {"note": "x", "back": "//evil.example"}, ""),
     ]
