@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -17,9 +17,10 @@ from starlette.responses import JSONResponse, Response
 from admin.errors import ExpectedInputError, QueryError
 from admin.expected import parse_expected, register
 from admin.identity import audit
+from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
-from ledger.errors import ConflictError, DatabaseUnavailableError, NumberInputError
+from ledger.errors import ConflictError, NumberInputError
 from ledger.money import kobo_from_json, whole_number_from_text
 from ledger.queries import (
     ANY_FINDING,
@@ -32,25 +33,12 @@ from ledger.queries import (
 from ledger.types import FindingKind, TransferStatus, takes_text, utcnow
 from payments.errors import PayoutAccessDeniedError, PayoutError, PayoutErrorKind
 from payments.payouts import PayoutRequest, send_payout
-from receiver.answers import RETRY_AFTER, json_error
+from receiver.answers import json_error
 from receiver.body import read_limited
 from receiver.errors import ReceiverError
 
 MAX_ADMIN_BODY = 64 * 1024
 DEFAULT_PAGE = 50
-# What a read or write raises while the database is down or cannot answer. Input is checked
-# before the database sees it, so none of these is the caller's fault: 503, as the webhook.
-DATABASE_ERRORS = (DatabaseUnavailableError, DBAPIError)
-
-
-def database_unavailable() -> JSONResponse:
-    """503 while the ledger database does not answer; the client may retry."""
-    return json_error(
-        503,
-        "database_unavailable",
-        "the ledger database is not answering; try again shortly",
-        headers=RETRY_AFTER,
-    )
 
 
 async def json_body(request: Request) -> dict[str, Any] | JSONResponse:
@@ -116,6 +104,33 @@ def parse_instant(text: str, *, parameter: str) -> dt.datetime:
         raise QueryError(parameter, f"{text!r} is out of range (years 1 to 9999 UTC)") from None
 
 
+def query_limit(query: Any) -> int:
+    """The `limit` of a list query: 1 to MAX_PAGE, DEFAULT_PAGE when absent."""
+    try:
+        return whole_number_from_text(
+            query.get("limit", str(DEFAULT_PAGE)), minimum=1, maximum=MAX_PAGE
+        )
+    except NumberInputError as exc:
+        raise QueryError("limit", str(exc)) from None
+
+
+def query_since(query: Any) -> dt.datetime | None:
+    """The `since` of a list query as aware UTC, or None when absent."""
+    since = query.get("since") or None
+    return None if since is None else parse_instant(since, parameter="since")
+
+
+def query_cursor(query: Any, decode: Callable[[str], object]) -> str | None:
+    """The `cursor` of a list query once `decode` (which raises ValueError) accepts it."""
+    cursor = query.get("cursor") or None
+    if cursor is not None:
+        try:
+            decode(cursor)
+        except ValueError:
+            raise QueryError("cursor", "is not a cursor this API gave out") from None
+    return cursor
+
+
 @dataclass(frozen=True)
 class TransferQuery:
     """The filters of `GET /api/transfers`, checked."""
@@ -137,25 +152,12 @@ def parse_transfer_query(query: Any) -> TransferQuery:
     finding = query.get("finding") or None
     if finding not in (None, ANY_FINDING, *FindingKind):
         raise QueryError("finding", f"must be {ANY_FINDING} or a finding kind")
-    try:
-        limit = whole_number_from_text(
-            query.get("limit", str(DEFAULT_PAGE)), minimum=1, maximum=MAX_PAGE
-        )
-    except NumberInputError as exc:
-        raise QueryError("limit", str(exc)) from None
-    since = query.get("since") or None
-    cursor = query.get("cursor") or None
-    if cursor is not None:
-        try:
-            decode_cursor(cursor)
-        except ValueError:
-            raise QueryError("cursor", "is not a cursor this API gave out") from None
     return TransferQuery(
         status=status,
         finding=finding,
-        since=None if since is None else parse_instant(since, parameter="since"),
-        limit=limit,
-        cursor=cursor,
+        since=query_since(query),
+        limit=query_limit(query),
+        cursor=query_cursor(query, decode_cursor),
     )
 
 

@@ -9,13 +9,15 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from admin.api import DATABASE_ERRORS, DEFAULT_PAGE, database_unavailable, parse_instant
+from admin.api import (
+    query_cursor,
+    query_limit,
+    query_since,
+)
 from admin.errors import QueryError
+from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction, AuditQuery, decode_audit_cursor, entry_record, list_entries
 from ledger.db import read_session
-from ledger.errors import NumberInputError
-from ledger.money import whole_number_from_text
-from ledger.queries import MAX_PAGE
 from ledger.types import takes_text
 from receiver.answers import json_error
 
@@ -30,25 +32,12 @@ def parse_audit_query(query: Any) -> AuditQuery:
     action = query.get("action") or None
     if action is not None and action not in set(AuditAction):
         raise QueryError("action", f"must be one of {', '.join(AuditAction)}")
-    try:
-        limit = whole_number_from_text(
-            query.get("limit", str(DEFAULT_PAGE)), minimum=1, maximum=MAX_PAGE
-        )
-    except NumberInputError as exc:
-        raise QueryError("limit", str(exc)) from None
-    cursor = query.get("cursor") or None
-    if cursor is not None:
-        try:
-            decode_audit_cursor(cursor)
-        except ValueError:
-            raise QueryError("cursor", "is not a cursor this API gave out") from None
-    since = query.get("since") or None
     return AuditQuery(
         operator=operator,
         action=action,
-        since=None if since is None else parse_instant(since, parameter="since"),
-        limit=limit,
-        cursor=cursor,
+        since=query_since(query),
+        limit=query_limit(query),
+        cursor=query_cursor(query, decode_audit_cursor),
     )
 
 

@@ -27,6 +27,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import Message
 
 from admin.errors import CsrfError
+from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import record
 from ledger.db import read_session
 from ledger.operators import live_session, operator_by_token
@@ -247,44 +248,83 @@ def _settle(request: Request, identity: Identity) -> None:
     request.state.csrf_token = csrf_for(identity.secret)
 
 
-def requires(role: Role) -> Callable[[Handler], Handler]:
-    """Guard a JSON route: 401 without a known identity, 403 below `role`, and for a
-    state-changing request 403 cross-origin or (with a session cookie) without its CSRF token.
-    Sets `request.state.operator`."""
+@dataclass(frozen=True)
+class _Refusals:
+    """How a kind of route says no: JSON for the API, small HTML pages for the console."""
 
+    anonymous: Callable[[Request], Response]
+    too_low: Callable[[Role], Response]
+    cross_origin: Callable[[], Response]
+    csrf_failed: Callable[[], Response]
+    unavailable: Callable[[], Response]
+    # Console forms always carry the token (a browser may also hold Basic credentials); API
+    # calls need it only when the cookie is what proves who they are.
+    csrf_always: bool
+
+
+async def _admit(request: Request, role: Role, refusals: _Refusals) -> Request | Response:
+    """The request to hand on (with its operator set), or the refusal to send instead."""
+    try:
+        identity = await identify(request)
+    except DATABASE_ERRORS:
+        # Operator tokens and sessions live in the ledger: no answer from it is a 503 the
+        # client may retry, never a 500 (the admin token alone needs no database).
+        return refusals.unavailable()
+    if identity is None:
+        return refusals.anonymous(request)
+    if not identity.operator.role.allows(role):
+        return refusals.too_low(role)
+    if request.method not in SAFE_METHODS:
+        if not same_origin(request):
+            return refusals.cross_origin()
+        if identity.by_session or refusals.csrf_always:
+            try:
+                request = await checked_csrf(request, csrf_for(identity.secret))
+            except CsrfError:
+                return refusals.csrf_failed()
+    _settle(request, identity)
+    return request
+
+
+def _guard(role: Role, refusals: _Refusals) -> Callable[[Handler], Handler]:
     def wrap(handler: Handler) -> Handler:
         async def guarded(request: Request) -> Response:
-            identity = await identify(request)
-            if identity is None:
-                if _admin_token(request) is None and _presented(request) is not None:
-                    return json_error(
-                        403,
-                        "forbidden",
-                        "not an operator's token (and PAYRECON_ADMIN_TOKEN is unset)",
-                    )
-                return json_error(
-                    401, "unauthenticated", "an operator's token is required", headers=_CHALLENGE
-                )
-            if not identity.operator.role.allows(role):
-                return json_error(
-                    403, "forbidden", f"this needs the {role.value} role or higher", role=role.value
-                )
-            if request.method not in SAFE_METHODS:
-                if not same_origin(request):
-                    return json_error(403, "forbidden", "cross-origin request refused")
-                if identity.by_session:
-                    try:
-                        request = await checked_csrf(request, csrf_for(identity.secret))
-                    except CsrfError:
-                        return json_error(
-                            403, "csrf_failed", "a valid CSRF token is required with a session"
-                        )
-            _settle(request, identity)
-            return await handler(request)
+            admitted = await _admit(request, role, refusals)
+            if isinstance(admitted, Response):
+                return admitted
+            return await handler(admitted)
 
         return _named(guarded, handler)
 
     return wrap
+
+
+def _api_anonymous(request: Request) -> Response:
+    if _admin_token(request) is None and _presented(request) is not None:
+        message = "not an operator's token (and PAYRECON_ADMIN_TOKEN is unset)"
+        return json_error(403, "forbidden", message)
+    return json_error(401, "unauthenticated", "an operator's token is required", headers=_CHALLENGE)
+
+
+_API = _Refusals(
+    anonymous=_api_anonymous,
+    too_low=lambda role: json_error(
+        403, "forbidden", f"this needs the {role.value} role or higher", role=role.value
+    ),
+    cross_origin=lambda: json_error(403, "forbidden", "cross-origin request refused"),
+    csrf_failed=lambda: json_error(
+        403, "csrf_failed", "a valid CSRF token is required with a session"
+    ),
+    unavailable=database_unavailable,
+    csrf_always=False,
+)
+
+
+def requires(role: Role) -> Callable[[Handler], Handler]:
+    """Guard a JSON route: 401 without a known identity, 403 below `role`, and for a
+    state-changing request 403 cross-origin or (with a session cookie) without its CSRF token.
+    Sets `request.state.operator`."""
+    return _guard(role, _API)
 
 
 def html_refusal(status: int, title: str, message: str, **extra: Any) -> HTMLResponse:
@@ -305,35 +345,27 @@ def login_redirect(request: Request) -> RedirectResponse:
     return RedirectResponse(f"/console/login?next={quote(target, safe='')}", status_code=303)
 
 
+_PAGE = _Refusals(
+    anonymous=login_redirect,
+    too_low=lambda role: html_refusal(
+        403, "Not allowed", f"This page needs the {role.value} role or higher."
+    ),
+    cross_origin=lambda: html_refusal(403, "Refused", "A form from another site was refused."),
+    csrf_failed=lambda: html_refusal(
+        403, "Form expired", "The form had no valid CSRF token: reload the page."
+    ),
+    unavailable=lambda: html_refusal(
+        503, "Unavailable", "The ledger database is not answering; try again shortly."
+    ),
+    csrf_always=True,
+)
+
+
 def page(role: Role) -> Callable[[Handler], Handler]:
     """Guard a console page: 303 to the login page without an identity, a 403 page below
     `role`, and a POST needs the form field `csrf_token` (403 page without a valid one).
     Sets `request.state.operator`."""
-
-    def wrap(handler: Handler) -> Handler:
-        async def guarded(request: Request) -> Response:
-            identity = await identify(request)
-            if identity is None:
-                return login_redirect(request)
-            if not identity.operator.role.allows(role):
-                return html_refusal(
-                    403, "Not allowed", f"This page needs the {role.value} role or higher."
-                )
-            if request.method not in SAFE_METHODS:
-                if not same_origin(request):
-                    return html_refusal(403, "Refused", "A form from another site was refused.")
-                try:
-                    request = await checked_csrf(request, csrf_for(identity.secret))
-                except CsrfError:
-                    return html_refusal(
-                        403, "Form expired", "The form had no valid CSRF token: reload the page."
-                    )
-            _settle(request, identity)
-            return await handler(request)
-
-        return _named(guarded, handler)
-
-    return wrap
+    return _guard(role, _PAGE)
 
 
 def session_lifetime(request: Request) -> dt.timedelta:

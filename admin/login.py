@@ -13,7 +13,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from admin.api import DATABASE_ERRORS, database_unavailable
 from admin.errors import CsrfError
 from admin.forms import read_form
 from admin.identity import (
@@ -28,6 +27,7 @@ from admin.identity import (
     session_lifetime,
 )
 from admin.throttle import LoginThrottle
+from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction, record
 from ledger.db import write_session
 from ledger.operators import end_session, start_session

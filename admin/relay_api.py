@@ -15,15 +15,18 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from admin.api import DATABASE_ERRORS, DEFAULT_PAGE, database_unavailable, json_body, parse_instant
+from admin.api import (
+    json_body,
+    query_cursor,
+    query_limit,
+    query_since,
+)
 from admin.errors import EndpointBodyError, QueryError
 from admin.identity import audit
+from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
-from ledger.errors import NumberInputError
 from ledger.events.types import RelayEventType
-from ledger.money import whole_number_from_text
-from ledger.queries import MAX_PAGE
 from ledger.types import utcnow
 from receiver.answers import json_error
 from relay import endpoints, queries
@@ -120,26 +123,14 @@ def parse_event_query(query: Any) -> EventQuery:
             subject, reference = parse_subject(raw_subject)
         except ValueError as exc:
             raise QueryError("subject", str(exc)) from None
-    try:
-        limit = whole_number_from_text(
-            query.get("limit", str(DEFAULT_PAGE)), minimum=1, maximum=MAX_PAGE
-        )
-    except NumberInputError as exc:
-        raise QueryError("limit", str(exc)) from None
-    cursor = None
-    if raw_cursor := query.get("cursor") or None:
-        try:
-            cursor = parse_event_cursor(raw_cursor)
-        except ValueError:
-            raise QueryError("cursor", "is not a cursor this API gave out") from None
-    since = query.get("since") or None
+    raw_cursor = query_cursor(query, parse_event_cursor)
     return EventQuery(
         type=type_,
         subject=subject,
         reference=reference,
-        since=None if since is None else parse_instant(since, parameter="since"),
-        limit=limit,
-        cursor=cursor,
+        since=query_since(query),
+        limit=query_limit(query),
+        cursor=None if raw_cursor is None else parse_event_cursor(raw_cursor),
     )
 
 

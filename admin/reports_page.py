@@ -15,9 +15,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from admin.api import DATABASE_ERRORS, database_unavailable
 from admin.forms import read_form
 from admin.identity import PAGE_POLICY, audit, csrf_token
+from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
 from ledger.errors import NoteError

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -13,9 +14,10 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from admin.forms import read_form
-from admin.identity import Role, csrf_token, current_operator, page
+from admin.identity import Role, csrf_token, current_operator, page, requires
 from admin.login import login
 from admin.throttle import LoginThrottle
+from ledger.db import create_db_engine
 from payrecon.settings import load_settings
 from tests.integration.admin.conftest import ADMIN, bearer, seed_operators
 from tests.support.servers import running_server
@@ -91,3 +93,27 @@ def test_every_form_post_needs_its_csrf_token(page_app: tuple[str, dict[str, str
     assert mine != theirs
     assert (bare.status_code, foreign.status_code, basic.status_code) == (403, 403, 403)
     assert (good.status_code, good.text) == (200, "fiona posted hello there")
+
+
+def test_a_silent_database_is_503_not_500_when_an_identity_needs_it(tmp_path: Path) -> None:
+    """An operator token or session cannot be checked without the ledger: 503 (JSON for the
+    API, a page for the console); the admin token needs no database."""
+    broken = create_db_engine(f"sqlite:///{tmp_path}/missing/dir/ledger.db")
+    app = Starlette(
+        routes=[
+            Route("/api/x", requires(Role.VIEWER)(_show), methods=["GET"]),
+            Route("/console/work", page(Role.VIEWER)(_show), methods=["GET"]),
+        ]
+    )
+    app.state.engine = broken
+    app.state.admin_token = ADMIN
+    try:
+        with running_server(app) as url:
+            api = httpx.get(f"{url}/api/x", headers=bearer("some-operator-token-0123"))
+            console = httpx.get(f"{url}/console/work", cookies={"payrecon_session": "abc"})
+            admin = httpx.get(f"{url}/api/x", headers=bearer(ADMIN))
+    finally:
+        broken.dispose()
+    assert (api.status_code, api.json()["error"]) == (503, "database_unavailable")
+    assert console.status_code == 503 and "text/html" in console.headers["content-type"]
+    assert admin.status_code == 200 and admin.text.startswith("admin admin ")
