@@ -11,10 +11,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from admin.api import DATABASE_ERRORS, DEFAULT_PAGE, database_unavailable, json_body
+from admin.api import DEFAULT_PAGE, json_body
 from admin.errors import MissingFindingsError, QueryError, UnknownOperatorError
 from admin.identity import audit, current_operator
 from admin.operator_names import is_operator
+from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction
 from ledger.checks import CURSOR_KIND as CHECK_CURSOR
 from ledger.checks import check_dict, list_checks

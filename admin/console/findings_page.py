@@ -15,7 +15,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from admin.api import DATABASE_ERRORS
 from admin.console.pages import PAGE_SIZE, unavailable
 from admin.console.render import back_to, page_link, render
 from admin.errors import MissingFindingsError, QueryError, UnknownOperatorError
@@ -27,6 +26,7 @@ from admin.findings_api import (
     note_one,
     parse_finding_filter,
 )
+from admin.unavailable import DATABASE_ERRORS
 from ledger.db import read_session, write_session
 from ledger.errors import NoteError
 from ledger.finding_queue import CURSOR_KIND, UNASSIGNED, FindingFilter, list_queue

@@ -9,9 +9,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from admin.api import DATABASE_ERRORS
 from admin.console.render import page_link, render
 from admin.identity import html_refusal
+from admin.unavailable import DATABASE_ERRORS
 from ledger.db import read_session
 from ledger.finding_queue import FindingFilter, list_queue
 from ledger.overview import overview

@@ -10,11 +10,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from admin.api import DATABASE_ERRORS
 from admin.console.findings_page import form_fields
 from admin.console.pages import PAGE_SIZE, unavailable
 from admin.console.render import back_to, page_link, render
 from admin.identity import audit
+from admin.unavailable import DATABASE_ERRORS
 from ledger.audit import AuditAction, AuditQuery, decode_audit_cursor, list_entries
 from ledger.db import read_session, write_session
 from ledger.events.types import RelayEventType
