@@ -123,14 +123,15 @@ def _print_for_terminal(console: Console, items: list[dict[str, Any]]) -> None:
         console.print(("\n" if number else "") + "\n".join(lines), soft_wrap=True, highlight=False)
 
 
-def _change(ctx: click.Context, change: Callable[[Session], str]) -> None:
-    """Run `change` in one transaction and print its line; the usual failures exit clearly."""
+def _change(ctx: click.Context, change: Callable[[Session], str], *, several: bool = False) -> None:
+    """Run `change` in one transaction and print its line; the usual failures exit clearly
+    (`several`: the change was about several findings, and none of them changed)."""
     engine = app_context(ctx).engine()
     try:
         with write_session(engine) as session:
             line = change(session)
     except MissingFindingsError as exc:
-        fail(f"{exc}; nothing changed")
+        fail(f"{exc}; nothing changed" if several else str(exc))
     except UnknownOperatorError as exc:
         fail(str(exc), EXIT_USAGE)
     except (DatabaseUnavailableError, OperationalError, DBAPIError) as exc:
@@ -168,7 +169,7 @@ def findings_ack(ctx: click.Context, finding_ids: tuple[int, ...], note: str) ->
             kinds.append(f"acknowledged finding {finding_id} ({finding.kind})")
         return "\n".join(kinds)
 
-    _change(ctx, change)
+    _change(ctx, change, several=len(ids) > 1)
 
 
 @findings.command("assign")
