@@ -4,6 +4,8 @@ AdminError
 ├── ExpectedInputError     a registration of an expected transfer is malformed; .field
 ├── EndpointBodyError      a relay endpoint's JSON body is malformed; .field
 ├── QueryError             a query-string parameter cannot be used; .parameter
+├── MissingFindingsError   findings asked for do not exist (nothing was changed); .ids
+├── UnknownOperatorError   an assignee that is no operator's name
 └── CsrfError              a state-changing request lacks the CSRF token of its session
 
 Each is answered as a JSON error by the route that parsed the input (422 and 400; CsrfError
@@ -41,6 +43,18 @@ class QueryError(AdminError):
     def __init__(self, parameter: str, message: str) -> None:
         super().__init__(f"{parameter}: {message}")
         self.parameter = parameter
+
+
+class MissingFindingsError(AdminError):
+    """Some findings asked for do not exist; the change they were part of is rolled back."""
+
+    def __init__(self, ids: list[int]) -> None:
+        super().__init__(f"no finding with id {ids[0]}")
+        self.ids = ids
+
+
+class UnknownOperatorError(AdminError):
+    """A finding was to be assigned to a name no operator has."""
 
 
 class CsrfError(AdminError):

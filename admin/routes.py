@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute, Route
 
-from admin import api, audit_api, collections_api, login, relay_api, reports_page
-from admin.identity import Role, requires
+from admin import api, audit_api, collections_api, findings_api, login, relay_api, reports_page
+from admin.console import findings_page, pages, relay_pages
+from admin.identity import Role, page, requires
 
 VIEWER, FINANCE, ADMIN = Role.VIEWER, Role.FINANCE, Role.ADMIN
 
@@ -47,6 +48,18 @@ def admin_routes() -> list[BaseRoute]:
             requires(VIEWER)(collections_api.get_collection),
             methods=["GET"],
         ),
+        Route(
+            "/api/transfers/{reference}/checks",
+            requires(VIEWER)(findings_api.transfer_checks),
+            methods=["GET"],
+        ),
+        Route("/api/findings", requires(VIEWER)(findings_api.list_findings), methods=["GET"]),
+        Route("/api/findings/ack", requires(FINANCE)(findings_api.ack_many), methods=["POST"]),
+        Route("/api/findings/{id}/ack", requires(FINANCE)(findings_api.ack_one), methods=["POST"]),
+        Route(
+            "/api/findings/{id}/assign", requires(FINANCE)(findings_api.assign), methods=["POST"]
+        ),
+        Route("/api/findings/{id}/notes", requires(FINANCE)(findings_api.note), methods=["POST"]),
         Route("/api/endpoints", requires(VIEWER)(relay_api.list_endpoint_records), methods=["GET"]),
         Route("/api/endpoints", requires(ADMIN)(relay_api.post_endpoint), methods=["POST"]),
         Route("/api/endpoints/{id}", requires(VIEWER)(relay_api.get_endpoint), methods=["GET"]),
@@ -73,4 +86,21 @@ def admin_routes() -> list[BaseRoute]:
             requires(FINANCE)(reports_page.acknowledge),
             methods=["POST"],
         ),
+        Route("/console", page(VIEWER)(pages.overview_page), methods=["GET"]),
+        Route("/console/transfers", page(VIEWER)(pages.transfers_page), methods=["GET"]),
+        Route(
+            "/console/transfers/{reference:path}",
+            page(VIEWER)(pages.transfer_page),
+            methods=["GET"],
+        ),
+        Route("/console/findings", page(VIEWER)(findings_page.findings_page), methods=["GET"]),
+        Route("/console/findings/ack", page(FINANCE)(findings_page.acknowledge), methods=["POST"]),
+        Route(
+            "/console/findings/{id}/assign", page(FINANCE)(findings_page.assign), methods=["POST"]
+        ),
+        Route("/console/findings/{id}/notes", page(FINANCE)(findings_page.note), methods=["POST"]),
+        Route("/console/endpoints", page(VIEWER)(relay_pages.endpoints_page), methods=["GET"]),
+        Route("/console/endpoints/{id}/replay", page(ADMIN)(relay_pages.replay), methods=["POST"]),
+        Route("/console/deliveries/{id}/retry", page(ADMIN)(relay_pages.retry), methods=["POST"]),
+        Route("/console/audit", page(ADMIN)(relay_pages.audit_page), methods=["GET"]),
     ]

@@ -10,14 +10,15 @@ each change's relay event in the same transaction (tests/unit/test_dependencies.
 from __future__ import annotations
 
 import datetime as dt
+import unicodedata
 from collections.abc import Iterable
 
 from sqlalchemy import select
 from sqlmodel import Session
 
 from ledger.errors import NoteError
-from ledger.models import Finding
-from ledger.types import FindingKind, takes_text
+from ledger.models import Finding, FindingNote
+from ledger.types import FindingKind, FindingState, takes_text
 from ledger.upsert import insert_ignore
 
 
@@ -125,24 +126,86 @@ def open_kinds_by_subject(
 MAX_NOTE_CHARS = 2000
 
 
+# Line breaks and tabs belong in a note; every other control character is refused (it would
+# hide text in a terminal or a page, or reorder it: U+202E and friends are format characters).
+_ALLOWED_CONTROLS = frozenset("\n\t")
+
+
+def _hidden_character(note: str) -> str | None:
+    for char in note:
+        if char in _ALLOWED_CONTROLS:
+            continue
+        if unicodedata.category(char) in {"Cc", "Cf"}:
+            return f"U+{ord(char):04X}"
+    return None
+
+
 def check_note(note: str) -> str:
-    """The note without surrounding blanks; NoteError when it is empty, over MAX_NOTE_CHARS,
-    or holds a NUL or an unpaired surrogate (line breaks and tabs are fine)."""
-    note = note.strip()
+    """The note without surrounding blanks, CRLF as LF; NoteError when it is empty, over
+    MAX_NOTE_CHARS, holds a NUL, an unpaired surrogate or another control character (line
+    breaks and tabs are fine)."""
+    note = note.replace("\r\n", "\n").strip()
     if not note:
-        raise NoteError("a note is required to acknowledge a finding")
+        raise NoteError("a note is required")
     if len(note) > MAX_NOTE_CHARS:
         raise NoteError(f"the note is limited to {MAX_NOTE_CHARS} characters")
     if not takes_text(note):
         raise NoteError("the note holds a NUL or a character that is not valid Unicode")
+    hidden = _hidden_character(note)
+    if hidden is not None:
+        raise NoteError(f"the note holds a control character ({hidden})")
     return note
 
 
+def finding_state(finding: Finding) -> FindingState:
+    """Resolved wins over acknowledged: a cause that went away needs no one's attention."""
+    if finding.resolved_at is not None:
+        return FindingState.RESOLVED
+    if finding.acknowledged_at is not None:
+        return FindingState.ACKNOWLEDGED
+    return FindingState.OPEN
+
+
+def add_note(
+    session: Session, *, finding_id: int, author: str, note: str, now: dt.datetime
+) -> FindingNote | None:
+    """Append a note (checked by `check_note`) by `author`; None when there is no such finding."""
+    note = check_note(note)
+    finding = session.get(Finding, finding_id)
+    if finding is None:
+        return None
+    row = FindingNote(finding_id=finding_id, author=author, body=note, created_at=now)
+    session.add(row)
+    finding.updated_at = now
+    session.flush()
+    return row
+
+
+def assign_finding(
+    session: Session, *, finding_id: int, assignee: str | None, now: dt.datetime
+) -> Finding | None:
+    """Give the finding to `assignee` (None: to nobody); None when there is no such finding.
+
+    The caller checks that the name is an operator's.
+    """
+    finding = session.get(Finding, finding_id, with_for_update=True)
+    if finding is None:
+        return None
+    finding.assignee = assignee
+    finding.updated_at = now
+    return finding
+
+
 def acknowledge_finding(
-    session: Session, *, finding_id: int, note: str, now: dt.datetime
+    session: Session,
+    *,
+    finding_id: int,
+    note: str,
+    now: dt.datetime,
+    author: str | None = None,
 ) -> Finding | None:
     """Mark a finding acknowledged with a note (checked by `check_note`); None when there is
-    no such finding."""
+    no such finding. With `author` the note is also kept among the finding's notes."""
     note = check_note(note)
     finding = session.get(Finding, finding_id)
     if finding is None:
@@ -150,4 +213,6 @@ def acknowledge_finding(
     finding.acknowledged_at = now
     finding.ack_note = note
     finding.updated_at = now
+    if author is not None:
+        session.add(FindingNote(finding_id=finding_id, author=author, body=note, created_at=now))
     return finding

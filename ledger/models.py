@@ -222,9 +222,56 @@ class Finding(SQLModel, table=True):
     )
     acknowledged_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
     ack_note: str | None = Field(default=None, sa_column=Column(Text))
+    # The operator working it (PRODUCT.md: Console); None while nobody is.
+    assignee: str | None = Field(default=None, sa_column=Column(String(100), index=True))
     updated_at: dt.datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
+
+
+class FindingNote(SQLModel, table=True):
+    """One operator's note on a finding (an acknowledgement's note is one too); append-only."""
+
+    __tablename__ = "finding_note"
+    __table_args__ = (Index("ix_finding_note_finding", "finding_id", "id"),)
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    finding_id: int = Field(sa_column=Column(BigIntKey, ForeignKey("finding.id"), nullable=False))
+    author: str = Field(sa_column=Column(String(100), nullable=False))
+    body: str = Field(sa_column=Column(Text, nullable=False))
+    created_at: dt.datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+
+class ProviderCheck(SQLModel, table=True):
+    """One lookup the reconciler made at the provider and what came back (append-only);
+    about a transfer or a collection (one of the two ids is set)."""
+
+    __tablename__ = "provider_check"
+    __table_args__ = (
+        # A transfer's checks page by id, and the retention prune scans by time.
+        Index("ix_provider_check_transfer", "transfer_id", "id"),
+        Index("ix_provider_check_collection", "collection_id", "id"),
+        Index("ix_provider_check_checked_at", "checked_at"),
+    )
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    transfer_id: int | None = Field(
+        default=None, sa_column=Column(BigIntKey, ForeignKey("transfer.id"), nullable=True)
+    )
+    collection_id: int | None = Field(
+        default=None, sa_column=Column(BigIntKey, ForeignKey("collection.id"), nullable=True)
+    )
+    checked_at: dt.datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
+    # The provider's HTTP status; None when no answer came (timeout, connection refused).
+    http_status: int | None = Field(default=None, sa_column=Column(Integer))
+    # found | not_found | transient | uninterpretable
+    result: str = Field(sa_column=Column(String(16), nullable=False))
+    provider_status: str | None = Field(default=None, sa_column=Column(String(16)))
+    amount: int | None = _kobo()
+    fee: int | None = _kobo()
+    error: str | None = Field(default=None, sa_column=Column(Text))
 
 
 class Alert(SQLModel, table=True):

@@ -44,9 +44,9 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
         "id": finding.id,
         "kind": finding.kind,
         "detail": finding.detail,
-        "opened_at": _iso(finding.opened_at),
-        "resolved_at": _iso(finding.resolved_at),
-        "acknowledged_at": _iso(finding.acknowledged_at),
+        "opened_at": iso(finding.opened_at),
+        "resolved_at": iso(finding.resolved_at),
+        "acknowledged_at": iso(finding.acknowledged_at),
         "ack_note": finding.ack_note,
     }
 
@@ -82,10 +82,10 @@ def transfer_record(session: Session, transfer: Transfer) -> dict[str, Any]:
         "account_number": transfer.account_number,
         "account_name": transfer.account_name,
         "initiation": transfer.initiation,
-        "next_check_at": _iso(transfer.next_check_at),
-        "created_at": _iso(transfer.created_at),
-        "updated_at": _iso(transfer.updated_at),
-        "confirmed_at": _iso(transfer.confirmed_at),
+        "next_check_at": iso(transfer.next_check_at),
+        "created_at": iso(transfer.created_at),
+        "updated_at": iso(transfer.updated_at),
+        "confirmed_at": iso(transfer.confirmed_at),
         "findings": [finding_dict(f) for f in findings],
         "deliveries": deliveries,
     }
@@ -129,6 +129,7 @@ def list_transfers(
     since: dt.datetime | None = None,
     limit: int = 50,
     cursor: str | None = None,
+    until: dt.datetime | None = None,
 ) -> TransferPage:
     """Transfers newest first, filtered; keyset-paginated by id so pages never shift."""
     statement = select(Transfer)
@@ -136,6 +137,8 @@ def list_transfers(
         statement = statement.where(Transfer.status == status.value)  # type: ignore[arg-type]
     if since is not None:
         statement = statement.where(col(Transfer.created_at) >= since)
+    if until is not None:
+        statement = statement.where(col(Transfer.created_at) < until)
     if finding is not None:
         statement = statement.where(
             with_open_finding(col(Finding.transfer_id) == col(Transfer.id), finding)
@@ -252,5 +255,5 @@ def refuse_different(noun: str, reference: str, fields: Iterable[tuple[str, Any,
         )
 
 
-def _iso(value: dt.datetime | None) -> str | None:
+def iso(value: dt.datetime | None) -> str | None:
     return None if value is None else value.isoformat().replace("+00:00", "Z")

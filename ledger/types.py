@@ -125,3 +125,11 @@ class FindingKind(enum.StrEnum):
     UNDERPAID = "underpaid"  # a collection: less paid than expected
     OVERPAID = "overpaid"  # a collection: more paid than expected
     PAID_AFTER_EXPIRY = "paid_after_expiry"  # a collection: paid after its expires_at
+
+
+class FindingState(enum.StrEnum):
+    """Where a finding stands in the operators' queue (derived from its times)."""
+
+    OPEN = "open"
+    ACKNOWLEDGED = "acknowledged"
+    RESOLVED = "resolved"

@@ -54,6 +54,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "payrecon.commands.endpoints:endpoints",
         "The merchant's systems that receive payrecon's signed events.",
     ),
+    "checks": (
+        "payrecon.commands.checks:checks",
+        "The provider checks the reconciler kept: a transfer's, and pruning old ones.",
+    ),
     "operators": (
         "payrecon.commands.operators:operators",
         "The people and scripts allowed into the admin API and the console.",

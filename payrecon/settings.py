@@ -112,6 +112,8 @@ class Settings(BaseSettings):
     relay_concurrency: int = Field(default=16, ge=1, le=1000)
     relay_disable_after: int = Field(default=432000, ge=60)
     relay_keys: SecretStr | None = None
+    # Days provider checks of settled transfers are kept (`payrecon checks prune`).
+    checks_keep_days: int = Field(default=400, ge=1, le=100_000)
 
     @field_validator("webhook_allowed_ips", "trusted_proxies", mode="before")
     @classmethod

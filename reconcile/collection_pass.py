@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import Engine, select
 from sqlmodel import Session, col
 
+from ledger.checks import record_checks
 from ledger.db import write_session
 from ledger.events import collections as relay_collections
 from ledger.events.findings import raise_finding, resolve_finding
@@ -24,7 +25,7 @@ from reconcile.collection_checks import (
     CollectionView,
     evaluate_collection,
 )
-from reconcile.lookup import ForeignAnswer, Target
+from reconcile.lookup import ForeignAnswer, Looked, check_row
 from reconcile.pass_summary import PassSummary
 
 
@@ -141,7 +142,7 @@ def _apply_one(
 
 def apply_collections(
     engine: Engine,
-    results: Sequence[tuple[Target, Answer]],
+    results: Sequence[Looked],
     *,
     owner: str,
     policy: CollectionPolicy,
@@ -150,7 +151,7 @@ def apply_collections(
 ) -> None:
     """Record one chunk of answers in one transaction (rows a peer took over are skipped)."""
     with write_session(engine) as session:
-        by_id = {target.id: answer for target, answer in results}
+        by_id = {looked.target.id: looked.answer for looked in results}
         open_kinds = open_kinds_by_subject(session, column="collection_id", ids=by_id)
         endpoints = subscribers(session)
         rows = session.execute(
@@ -173,3 +174,5 @@ def apply_collections(
                 frozenset(open_kinds.get(row.id, ())),
                 endpoints,
             )
+        # Every lookup is kept, in the decision's transaction: one executemany for the chunk.
+        record_checks(session, [check_row(looked, now, subject="collection") for looked in results])

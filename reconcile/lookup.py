@@ -4,12 +4,14 @@ a pass transfers and collections share. Every answer becomes a `reconcile.checks
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import structlog
 
+from ledger.checks import CheckResult, CheckRow
 from ledger.types import TransferStatus
 from provider.errors import (
     AuthenticationError,
@@ -72,26 +74,37 @@ def answer_of(result: Any) -> Found | Uninterpretable:
     )
 
 
-async def lookup(client: Any, reference: str, *, method: str = TRANSACTION) -> Answer:
+async def lookup(
+    client: Any, reference: str, *, method: str = TRANSACTION
+) -> tuple[Answer, int | None]:
     """Ask the provider about one reference with the client's `method`; every failure but a
-    refused key becomes an Answer."""
+    refused key becomes an Answer. With it, the provider's HTTP status for the check row (None
+    when no answer came)."""
     try:
-        return answer_of(await getattr(client, method)(reference))
+        return answer_of(await getattr(client, method)(reference)), 200
     except AuthenticationError:
         raise
-    except NotFoundError:
-        return NotFound()
+    except NotFoundError as exc:
+        return NotFound(), exc.status_code or 404
     except ForeignAnswerError as exc:
-        return ForeignAnswer(exc.message, url=exc.url)
+        return ForeignAnswer(exc.message, url=exc.url), exc.status_code
     except RateLimitedError as exc:
-        return Transient(exc.message, retry_after=exc.retry_after)
+        return Transient(exc.message, retry_after=exc.retry_after), exc.status_code
     except TransientError as exc:
-        return Transient(exc.message)
+        return Transient(exc.message), exc.status_code
     except ProviderError as exc:
-        return Uninterpretable(f"{type(exc).__name__}: {exc.message}")
+        return Uninterpretable(f"{type(exc).__name__}: {exc.message}"), exc.status_code
     except Exception as exc:  # a bug below us must not stop the pass; the check is retried
         logger.exception("lookup_crashed", reference=reference)
-        return Transient(f"{type(exc).__name__}: {exc}")
+        return Transient(f"{type(exc).__name__}: {exc}"), None
+
+
+class Looked(NamedTuple):
+    """One target's answer and the HTTP status it came with."""
+
+    target: Target
+    answer: Answer
+    http_status: int | None
 
 
 async def lookups(
@@ -101,22 +114,48 @@ async def lookups(
     bucket: TokenBucket,
     *,
     method: str = TRANSACTION,
-) -> list[tuple[Target, Answer]]:
+) -> list[Looked]:
     """Every target's answer, at most the semaphore's lookups at once, under the bucket's rate."""
 
-    async def one(target: Target) -> tuple[Target, Answer]:
+    async def one(target: Target) -> Looked:
         async with semaphore:
             await bucket.acquire()
-            return target, await lookup(client, target.lookup_reference, method=method)
+            answer, status = await lookup(client, target.lookup_reference, method=method)
+            return Looked(target, answer, status)
 
     async with asyncio.TaskGroup() as group:
         tasks = [group.create_task(one(t)) for t in targets]
     return [task.result() for task in tasks]
 
 
-def all_foreign(results: Sequence[tuple[Target, Answer]]) -> ForeignAnswer | None:
+def check_row(looked: Looked, now: dt.datetime, *, subject: str = "transfer") -> CheckRow:
+    """The provider check a lookup leaves in the ledger (`subject`: transfer or collection)."""
+    owner: dict[str, Any] = {f"{subject}_id": looked.target.id}
+    answer, http_status = looked.answer, looked.http_status
+    if isinstance(answer, Found):
+        return CheckRow(
+            checked_at=now,
+            http_status=http_status,
+            result=CheckResult.FOUND,
+            provider_status=answer.status.value,
+            amount=answer.amount,
+            fee=answer.fee,
+            error=answer.failure_reason and f"failure reason: {answer.failure_reason}",
+            **owner,
+        )
+    if isinstance(answer, NotFound):
+        return CheckRow(
+            checked_at=now, http_status=http_status, result=CheckResult.NOT_FOUND, **owner
+        )
+    result = CheckResult.TRANSIENT if isinstance(answer, Transient) else CheckResult.UNINTERPRETABLE
+    return CheckRow(
+        checked_at=now, http_status=http_status, result=result, error=answer.detail, **owner
+    )
+
+
+def all_foreign(results: Sequence[Looked]) -> ForeignAnswer | None:
     """The first answer when every answer of `results` came from something not the provider."""
-    answers = [answer for _, answer in results]
+    answers = [looked.answer for looked in results]
     if answers and all(isinstance(answer, ForeignAnswer) for answer in answers):
         first = answers[0]
         assert isinstance(first, ForeignAnswer)

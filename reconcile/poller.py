@@ -19,6 +19,7 @@ import structlog
 from sqlalchemy import Engine, select
 from sqlmodel import Session, col
 
+from ledger.checks import record_checks
 from ledger.db import write_session
 from ledger.events import transfers as relay_transfers
 from ledger.events.findings import raise_finding, resolve_finding
@@ -42,9 +43,11 @@ from reconcile.lookup import (
     COLLECTION,
     TRANSACTION,
     ForeignAnswer,
+    Looked,
     Target,
     TransactionLookup,
     all_foreign,
+    check_row,
     lookups,
 )
 from reconcile.pass_summary import PassSummary
@@ -207,7 +210,7 @@ def _apply_one(
 
 def _apply(
     engine: Engine,
-    results: Sequence[tuple[Target, Answer]],
+    results: Sequence[Looked],
     *,
     owner: str,
     policy: Policy,
@@ -215,7 +218,7 @@ def _apply(
     summary: PassSummary,
 ) -> None:
     with write_session(engine) as session:
-        by_id = {target.id: answer for target, answer in results}
+        by_id = {looked.target.id: looked.answer for looked in results}
         open_kinds = open_kinds_by_subject(session, column="transfer_id", ids=by_id)
         endpoints = subscribers(session)  # read once for the chunk's relay events
         rows = session.execute(
@@ -238,6 +241,8 @@ def _apply(
                 frozenset(open_kinds.get(transfer.id, ())),
                 endpoints,
             )
+        # Every lookup is kept, in the decision's transaction: one executemany for the chunk.
+        record_checks(session, [check_row(looked, now) for looked in results])
 
 
 @dataclass(frozen=True)
@@ -385,12 +390,10 @@ async def _check_due(run: _Pass, book: _Book) -> None:
             await asyncio.gather(applying, return_exceptions=True)
 
 
-async def _ask(
-    run: _Pass, targets: Sequence[Target], method: str = TRANSACTION
-) -> list[tuple[Target, Answer]]:
+async def _ask(run: _Pass, targets: Sequence[Target], method: str = TRANSACTION) -> list[Looked]:
     """The chunk's answers; marks the pass stopped on a refused key, or when, before the
     provider has answered once, every answer came from something that is not the provider."""
-    results: list[tuple[Target, Answer]] = []
+    results: list[Looked] = []
     try:
         results = await lookups(run.client, targets, run.semaphore, run.bucket, method=method)
     except* AuthenticationError:
@@ -402,7 +405,7 @@ async def _ask(
         # Nothing is recorded: once the URL is fixed these transfers are due at once.
         run.summary.stopped = "provider_misconfigured"
     # Transient failures prove nothing either way; any other answer is the provider.
-    run.provider_answered = any(not isinstance(a, Transient) for _, a in results)
+    run.provider_answered = any(not isinstance(looked.answer, Transient) for looked in results)
     return results
 
 

@@ -278,3 +278,17 @@ def relay_figures(session: Session, *, now: dt.datetime) -> RelayFigures:
     }
     age = 0.0 if oldest is None else max(0.0, (now - oldest).total_seconds())
     return RelayFigures(pending=int(pending), oldest_pending_seconds=age, attempts=attempts)
+
+
+def recent_deliveries(
+    session: Session, endpoint_id: int, *, limit: int = 10
+) -> list[tuple[RelayDelivery, RelayEvent]]:
+    """The endpoint's newest deliveries, each with its event (for the console)."""
+    rows = session.execute(
+        select(RelayDelivery, RelayEvent)
+        .join(RelayEvent, col(RelayEvent.id) == col(RelayDelivery.event_id))
+        .where(col(RelayDelivery.endpoint_id) == endpoint_id)
+        .order_by(col(RelayDelivery.id).desc())
+        .limit(limit)
+    ).all()
+    return [(delivery, event) for delivery, event in rows]

@@ -88,12 +88,18 @@ def resolve_finding(
 
 
 def acknowledge_finding(
-    session: Session, *, finding_id: int, note: str, now: dt.datetime
+    session: Session,
+    *,
+    finding_id: int,
+    note: str,
+    now: dt.datetime,
+    author: str | None = None,
 ) -> Finding | None:
     """Acknowledge a finding with a note (`ledger.findings.check_note`) and write
-    `finding.acknowledged`; None when there is no such finding."""
+    `finding.acknowledged` (with the note); None when there is no such finding. `author`
+    (an operator's name) also keeps the note among the finding's notes."""
     finding = ledger_findings.acknowledge_finding(
-        session, finding_id=finding_id, note=note, now=now
+        session, finding_id=finding_id, note=note, now=now, author=author
     )
     if finding is not None:
         emit_finding(session, RelayEventType.FINDING_ACKNOWLEDGED, finding, None, now=now)

@@ -76,9 +76,10 @@ def transfer_reported(
 def finding(
     finding: Finding, *, reference: str, subject: Subject = Subject.TRANSFER
 ) -> dict[str, Any]:
-    """`finding.opened`, `.resolved` and `.acknowledged`: the finding as it now stands."""
+    """`finding.opened`, `.resolved` and `.acknowledged`: the finding as it now stands (an
+    acknowledged one with its note)."""
     assert finding.id is not None
-    return finding_fields(
+    fields = finding_fields(
         id=finding.id,
         kind=finding.kind,
         subject=subject,
@@ -88,6 +89,9 @@ def finding(
         resolved_at=finding.resolved_at,
         acknowledged_at=finding.acknowledged_at,
     )
+    if finding.acknowledged_at is not None:
+        fields["note"] = finding.ack_note
+    return fields
 
 
 def finding_fields(

@@ -1,8 +1,9 @@
-"""`payrecon findings list|ack`: look at findings and acknowledge one with a note."""
+"""`payrecon findings list|ack|assign|note`: look at findings and work them."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -12,14 +13,18 @@ from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlmodel import Session
 
+from admin.errors import MissingFindingsError, UnknownOperatorError
+from admin.operator_names import is_operator
 from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
 from ledger.errors import DatabaseUnavailableError, NoteError
 from ledger.events.findings import acknowledge_finding
-from ledger.findings import check_note
+from ledger.findings import add_note, assign_finding, check_note
+from ledger.queries import MAX_ROW_ID
 from ledger.types import FindingKind, utcnow
-from payrecon.actor import audit_cli
+from payrecon.actor import audit_cli, cli_actor
 from payrecon.context import EXIT_USAGE, app_context, fail
 from reconcile.reports.findings import list_findings
 from reconcile.reports.naira import naira_text
@@ -118,26 +123,99 @@ def _print_for_terminal(console: Console, items: list[dict[str, Any]]) -> None:
         console.print(("\n" if number else "") + "\n".join(lines), soft_wrap=True, highlight=False)
 
 
+def _change(ctx: click.Context, change: Callable[[Session], str], *, several: bool = False) -> None:
+    """Run `change` in one transaction and print its line; the usual failures exit clearly
+    (`several`: the change was about several findings, and none of them changed)."""
+    engine = app_context(ctx).engine()
+    try:
+        with write_session(engine) as session:
+            line = change(session)
+    except MissingFindingsError as exc:
+        fail(f"{exc}; nothing changed" if several else str(exc))
+    except UnknownOperatorError as exc:
+        fail(str(exc), EXIT_USAGE)
+    except (DatabaseUnavailableError, OperationalError, DBAPIError) as exc:
+        fail(f"database unavailable: {exc}")
+    click.echo(line)
+
+
 @findings.command("ack")
-@click.argument("finding_id", metavar="ID", type=int)
-@click.option("--note", required=True, help="Why it is acknowledged (shown in reports).")
+@click.argument("finding_ids", metavar="ID...", type=click.IntRange(1, MAX_ROW_ID), nargs=-1)
+@click.option("--note", required=True, help="Why they are acknowledged (shown in reports).")
 @click.pass_context
-def findings_ack(ctx: click.Context, finding_id: int, note: str) -> None:
-    """Acknowledge finding ID: it stays in reports, marked, and stops alerting."""
+def findings_ack(ctx: click.Context, finding_ids: tuple[int, ...], note: str) -> None:
+    """Acknowledge findings ID...: they stay in reports, marked, and stop alerting.
+
+    All or nothing: when one ID does not exist, none is acknowledged.
+    """
+    if not finding_ids:
+        fail("give at least one finding ID", EXIT_USAGE)
     try:
         note = check_note(note)
     except NoteError as exc:
         fail(f"--note: {exc}", EXIT_USAGE)
-    engine = app_context(ctx).engine()
+    ids = list(dict.fromkeys(finding_ids))
+    author = cli_actor()
+
+    def change(session: Session) -> str:
+        kinds = []
+        for finding_id in ids:
+            finding = acknowledge_finding(
+                session, finding_id=finding_id, note=note, now=utcnow(), author=author
+            )
+            if finding is None:
+                raise MissingFindingsError([finding_id])
+            audit_cli(session, AuditAction.FINDING_ACK, f"finding:{finding_id}", note, now=utcnow())
+            kinds.append(f"acknowledged finding {finding_id} ({finding.kind})")
+        return "\n".join(kinds)
+
+    _change(ctx, change, several=len(ids) > 1)
+
+
+@findings.command("assign")
+@click.argument("finding_id", metavar="ID", type=click.IntRange(1, MAX_ROW_ID))
+@click.argument("name", required=False)
+@click.option("--nobody", is_flag=True, help="Unassign instead.")
+@click.pass_context
+def findings_assign(ctx: click.Context, finding_id: int, name: str | None, nobody: bool) -> None:
+    """Give finding ID to the operator NAME (or to nobody with --nobody)."""
+    if (name is None) == (not nobody):
+        fail("give an operator NAME or --nobody", EXIT_USAGE)
+
+    def change(session: Session) -> str:
+        if name is not None and not is_operator(session, name):
+            raise UnknownOperatorError(f"no operator is named {name!r}")
+        finding = assign_finding(session, finding_id=finding_id, assignee=name, now=utcnow())
+        if finding is None:
+            raise MissingFindingsError([finding_id])
+        audit_cli(
+            session,
+            AuditAction.FINDING_ASSIGN,
+            f"finding:{finding_id}",
+            name or "nobody",
+            now=utcnow(),
+        )
+        return f"finding {finding_id} assigned to {name or 'nobody'}"
+
+    _change(ctx, change)
+
+
+@findings.command("note")
+@click.argument("finding_id", metavar="ID", type=click.IntRange(1, MAX_ROW_ID))
+@click.argument("text", metavar="TEXT")
+@click.pass_context
+def findings_note(ctx: click.Context, finding_id: int, text: str) -> None:
+    """Add a note to finding ID (kept with its author and time)."""
     try:
-        with write_session(engine) as session:
-            now = utcnow()
-            finding = acknowledge_finding(session, finding_id=finding_id, note=note, now=now)
-            kind = None if finding is None else finding.kind
-            if finding is not None:
-                audit_cli(session, AuditAction.FINDING_ACK, f"finding:{finding_id}", note, now=now)
-    except (DatabaseUnavailableError, OperationalError, DBAPIError) as exc:
-        fail(f"database unavailable: {exc}")
-    if kind is None:
-        fail(f"no finding with id {finding_id}")
-    click.echo(f"acknowledged finding {finding_id} ({kind})")
+        text = check_note(text)
+    except NoteError as exc:
+        fail(f"TEXT: {exc}", EXIT_USAGE)
+    author = cli_actor()
+
+    def change(session: Session) -> str:
+        if add_note(session, finding_id=finding_id, author=author, note=text, now=utcnow()) is None:
+            raise MissingFindingsError([finding_id])
+        audit_cli(session, AuditAction.FINDING_NOTE, f"finding:{finding_id}", text, now=utcnow())
+        return f"note added to finding {finding_id}"
+
+    _change(ctx, change)

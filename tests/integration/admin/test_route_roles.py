@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import Engine
 from starlette.routing import Route
 
-from admin.identity import Role
+from admin.identity import Role, csrf_for
 from payrecon.app import create_app
 from payrecon.settings import load_settings
 from tests.integration.admin.conftest import ADMIN, Cast, bearer
@@ -50,8 +50,31 @@ EXPECTED: dict[tuple[str, str], str | tuple[str, Role]] = {
     ("GET", "/api/reports/summary"): (API, F),
     ("GET", "/reports"): (API, V),
     ("POST", "/reports/findings/{id:int}/ack"): (API, F),
+    ("GET", "/api/transfers/{reference}/checks"): (API, V),
+    ("GET", "/api/findings"): (API, V),
+    ("POST", "/api/findings/ack"): (API, F),
+    ("POST", "/api/findings/{id}/ack"): (API, F),
+    ("POST", "/api/findings/{id}/assign"): (API, F),
+    ("POST", "/api/findings/{id}/notes"): (API, F),
+    ("GET", "/console"): (PAGE, V),
+    ("GET", "/console/transfers"): (PAGE, V),
+    ("GET", "/console/transfers/{reference:path}"): (PAGE, V),
+    ("GET", "/console/findings"): (PAGE, V),
+    ("POST", "/console/findings/ack"): (PAGE, F),
+    ("POST", "/console/findings/{id}/assign"): (PAGE, F),
+    ("POST", "/console/findings/{id}/notes"): (PAGE, F),
+    ("GET", "/console/endpoints"): (PAGE, V),
+    ("POST", "/console/endpoints/{id}/replay"): (PAGE, A),
+    ("POST", "/console/deliveries/{id}/retry"): (PAGE, A),
+    ("GET", "/console/audit"): (PAGE, A),
 }
-SAMPLE = {"reference": "REF-1", "id": "1", "id:int": "1", "token": "x" * 20}
+SAMPLE = {
+    "reference": "REF-1",
+    "reference:path": "REF-1",
+    "id": "1",
+    "id:int": "1",
+    "token": "x" * 20,
+}
 ROLES = ("viewer", "finance", "admin")
 
 
@@ -118,7 +141,11 @@ def test_each_route_answers_each_identity_as_its_role_says(
     )
     for role in (*ROLES, "admin token"):
         token = ADMIN if role == "admin token" else cast.tokens[role]
-        answer = _send(cast, method, path, headers=bearer(token))
+        headers = bearer(token)
+        if kind == PAGE:
+            # A console form also needs its CSRF token (test_pages.py refuses it without).
+            headers["x-csrf-token"] = csrf_for(token)
+        answer = _send(cast, method, path, headers=headers)
         allowed = role == "admin token" or Role(role).allows(needed)
         if allowed:
             assert answer.status_code not in (401, 403, 500), (role, answer.text)

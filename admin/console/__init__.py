@@ -1,0 +1,1 @@
+"""The operators' browser console under `/console`: server-rendered pages, plain forms."""

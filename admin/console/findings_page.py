@@ -1,0 +1,186 @@
+"""The findings queue page and its forms: acknowledge one or many with one note, assign, note.
+
+Each form posts back here and is answered with a redirect (POST/redirect/GET) to the page it
+came from, with what was done or what was wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs
+
+from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from admin.console.pages import PAGE_SIZE, unavailable
+from admin.console.render import back_to, page_link, render
+from admin.errors import MissingFindingsError, QueryError, UnknownOperatorError
+from admin.findings_api import (
+    MAX_BULK_ACK,
+    acknowledge_all,
+    assign_one,
+    finding_id_of,
+    note_one,
+    parse_finding_filter,
+)
+from admin.unavailable import DATABASE_ERRORS
+from ledger.db import read_session, write_session
+from ledger.errors import NoteError
+from ledger.finding_queue import CURSOR_KIND, UNASSIGNED, FindingFilter, list_queue
+from ledger.findings import check_note
+from ledger.queries import decode_cursor
+from ledger.types import FindingKind, FindingState
+from receiver.body import read_limited
+from receiver.errors import ReceiverError
+
+QUEUE = "/console/findings"
+MAX_FORM_BYTES = 64 * 1024
+
+
+async def form_fields(request: Request) -> dict[str, list[str]]:
+    """The posted form's fields (every value of each); empty when it cannot be read."""
+    try:
+        body = await read_limited(request, MAX_FORM_BYTES)
+        return parse_qs(body.decode("utf-8"), keep_blank_values=True)
+    except (ReceiverError, UnicodeDecodeError, ValueError):
+        return {}
+
+
+def _back(fields: dict[str, list[str]]) -> str:
+    # Only back to a console page of ours: never an open redirect to another site.
+    back = (fields.get("back") or [QUEUE])[-1]
+    if not back.startswith("/console") or "//" in back or "\\" in back:
+        return QUEUE
+    return back
+
+
+def _one(fields: dict[str, list[str]], name: str) -> str:
+    return (fields.get(name) or [""])[-1]
+
+
+async def findings_page(request: Request) -> Response:
+    """`/console/findings`: the queue, filtered by state, kind and assignee, newest first."""
+    query = request.query_params
+    given: dict[str, str | None] = {
+        name: (query.get(name) or "").strip() or None
+        for name in ("state", "kind", "assignee", "cursor")
+    }
+    if "state" not in query:
+        given["state"] = FindingState.OPEN.value  # the day's work by default
+    problems = []
+    try:
+        where = parse_finding_filter(given)
+    except QueryError as exc:
+        problems.append(f"Filter {exc}.")
+        where = FindingFilter(state=FindingState.OPEN)
+        given.update(state=FindingState.OPEN.value, kind=None, assignee=None)
+    cursor = given["cursor"]
+    if cursor is not None:
+        try:
+            decode_cursor(cursor, kind=CURSOR_KIND)
+        except ValueError:
+            problems.append("That page link is not valid any more; showing the first page.")
+            cursor = given["cursor"] = None
+
+    def load() -> Any:
+        with read_session(request.app.state.engine) as session:
+            return list_queue(session, where, limit=PAGE_SIZE, cursor=cursor)
+
+    try:
+        page = await run_in_threadpool(load)
+    except DATABASE_ERRORS:
+        return unavailable()
+    here = page_link(QUEUE, given, cursor=cursor)
+    return render(
+        request,
+        "findings.html",
+        title="Findings",
+        items=page.items,
+        given=given,
+        problems=problems,
+        states=list(FindingState),
+        kinds=list(FindingKind),
+        unassigned=UNASSIGNED,
+        back=here,
+        max_bulk=MAX_BULK_ACK,
+        next_link=None
+        if page.next_cursor is None
+        else page_link(QUEUE, given, cursor=page.next_cursor),
+    )
+
+
+async def _apply(request: Request, back: str, change: Callable[[Session], str]) -> Response:
+    def store() -> str:
+        with write_session(request.app.state.engine) as session:
+            return change(session)
+
+    try:
+        done = await run_in_threadpool(store)
+    except MissingFindingsError as exc:
+        return back_to(back, error=f"{exc}: nothing was changed.")
+    except UnknownOperatorError as exc:
+        return back_to(back, error=str(exc))
+    except NoteError as exc:
+        return back_to(back, error=f"Note refused: {exc}.")
+    except DATABASE_ERRORS:
+        return unavailable()
+    return back_to(back, done=done)
+
+
+async def acknowledge(request: Request) -> Response:
+    """POST `/console/findings/ack` (`ids` checked, one `note`): all or nothing."""
+    fields = await form_fields(request)
+    back = _back(fields)
+    try:
+        ids = list(dict.fromkeys(finding_id_of(raw) for raw in fields.get("ids", [])))
+        note = check_note(_one(fields, "note"))
+    except QueryError:
+        return back_to(back, error="A finding id in the form is not valid.")
+    except NoteError as exc:
+        return back_to(back, error=f"Note refused: {exc}.")
+    if not ids:
+        return back_to(back, error="Tick at least one finding to acknowledge.")
+    if len(ids) > MAX_BULK_ACK:
+        return back_to(back, error=f"At most {MAX_BULK_ACK} findings at once.")
+
+    def change(session: Session) -> str:
+        acknowledge_all(session, request, ids, note)
+        return f"Acknowledged {len(ids)} finding(s): {', '.join(map(str, ids))}."
+
+    return await _apply(request, back, change)
+
+
+async def assign(request: Request) -> Response:
+    """POST `/console/findings/{id}/assign` (`assignee`; empty unassigns)."""
+    fields = await form_fields(request)
+    back = _back(fields)
+    try:
+        finding_id = finding_id_of(request.path_params["id"])
+    except QueryError:
+        return back_to(back, error="That finding id is not valid.")
+    assignee = _one(fields, "assignee").strip() or None
+
+    def change(session: Session) -> str:
+        assign_one(session, request, finding_id, assignee)
+        return f"Finding {finding_id} assigned to {assignee or 'nobody'}."
+
+    return await _apply(request, back, change)
+
+
+async def note(request: Request) -> Response:
+    """POST `/console/findings/{id}/notes` (`note`)."""
+    fields = await form_fields(request)
+    back = _back(fields)
+    try:
+        finding_id = finding_id_of(request.path_params["id"])
+    except QueryError:
+        return back_to(back, error="That finding id is not valid.")
+
+    def change(session: Session) -> str:
+        note_one(session, request, finding_id, _one(fields, "note"))
+        return f"Note added to finding {finding_id}."
+
+    return await _apply(request, back, change)

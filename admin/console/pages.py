@@ -1,0 +1,176 @@
+"""Console pages: the overview, the transfers list and search, one transfer's timeline."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from admin.console.render import page_link, render
+from admin.identity import html_refusal
+from admin.unavailable import DATABASE_ERRORS
+from ledger.db import read_session
+from ledger.finding_queue import FindingFilter, list_queue
+from ledger.overview import overview
+from ledger.queries import ANY_FINDING, decode_cursor, find_transfer, list_transfers
+from ledger.timeline_sources import transfer_timeline
+from ledger.types import FindingKind, TransferStatus, takes_text, utcnow
+from reconcile.reports.errors import PeriodError
+from reconcile.reports.period import lagos_day, lagos_midnight_utc, parse_day
+
+PAGE_SIZE = 50
+MAX_SEARCH_CHARS = 200
+
+
+def unavailable() -> Response:
+    """The page shown while the ledger database does not answer."""
+    return html_refusal(
+        503,
+        "Ledger unavailable",
+        "The ledger database is not answering; try again shortly.",
+        link='<a href="">Try again</a>',
+    )
+
+
+async def overview_page(request: Request) -> Response:
+    """`/console`: open findings by kind, stale pending, relay health, today's figures."""
+    now = utcnow()
+    day_start = lagos_midnight_utc(lagos_day(now))
+    stale_after = int(request.app.state.settings.stale_after)
+
+    def load() -> Any:
+        with read_session(request.app.state.engine) as session:
+            return overview(session, day_start=day_start, now=now, stale_after=stale_after)
+
+    try:
+        figures = await run_in_threadpool(load)
+    except DATABASE_ERRORS:
+        return unavailable()
+    return render(
+        request,
+        "overview.html",
+        title="Overview",
+        figures=figures,
+        statuses=list(TransferStatus),
+        day=lagos_day(now).isoformat(),
+    )
+
+
+def _transfer_filters(query: Any) -> tuple[dict[str, str | None], list[str]]:
+    """The list's filters as given (for links) and the problems with them."""
+    given = {
+        name: (query.get(name) or "").strip() or None
+        for name in ("q", "status", "finding", "day", "cursor")
+    }
+    problems = []
+    if given["q"] and (
+        len(given["q"] or "") > MAX_SEARCH_CHARS or not takes_text(given["q"] or "")
+    ):
+        problems.append(f"A reference has at most {MAX_SEARCH_CHARS} characters.")
+        given["q"] = None
+    if given["status"] not in (None, *TransferStatus):
+        problems.append("Unknown status.")
+        given["status"] = None
+    if given["finding"] not in (None, ANY_FINDING, *FindingKind):
+        problems.append("Unknown finding kind.")
+        given["finding"] = None
+    if given["day"]:
+        try:
+            parse_day(given["day"] or "", option="day")
+        except PeriodError:
+            problems.append("The day is a date like 2026-03-01.")
+            given["day"] = None
+    if given["cursor"]:
+        try:
+            decode_cursor(given["cursor"] or "")
+        except ValueError:
+            problems.append("That page link is not valid any more; showing the first page.")
+            given["cursor"] = None
+    return given, problems
+
+
+async def transfers_page(request: Request) -> Response:
+    """`/console/transfers`: search by either reference; filter by status, finding, day."""
+    given, problems = _transfer_filters(request.query_params)
+
+    def load() -> tuple[list[Any], str | None]:
+        with read_session(request.app.state.engine) as session:
+            if given["q"]:
+                found = find_transfer(session, given["q"] or "")
+                return ([] if found is None else [found]), None
+            since = until = None
+            if given["day"]:
+                day = parse_day(given["day"] or "", option="day")
+                since = lagos_midnight_utc(day)
+                until = lagos_midnight_utc(day + dt.timedelta(days=1))
+            page = list_transfers(
+                session,
+                status=TransferStatus(given["status"]) if given["status"] else None,
+                finding=given["finding"],
+                since=since,
+                until=until,
+                limit=PAGE_SIZE,
+                cursor=given["cursor"],
+            )
+            return page.items, page.next_cursor
+
+    try:
+        items, next_cursor = await run_in_threadpool(load)
+    except DATABASE_ERRORS:
+        return unavailable()
+    return render(
+        request,
+        "transfers.html",
+        title="Transfers",
+        given=given,
+        problems=problems,
+        items=items,
+        statuses=list(TransferStatus),
+        kinds=list(FindingKind),
+        any_finding=ANY_FINDING,
+        next_link=None
+        if next_cursor is None
+        else page_link("/console/transfers", given, cursor=next_cursor),
+        first_link=page_link("/console/transfers", given, cursor=None) if given["cursor"] else None,
+    )
+
+
+async def transfer_page(request: Request) -> Response:
+    """`/console/transfers/{reference}`: the transfer, its findings and its timeline."""
+    reference = request.path_params["reference"]
+
+    def load() -> dict[str, Any] | None:
+        if not takes_text(reference):
+            return None
+        with read_session(request.app.state.engine) as session:
+            transfer = find_transfer(session, reference)
+            if transfer is None or transfer.id is None:
+                return None
+            findings = list_queue(session, FindingFilter(transfer_id=transfer.id), limit=100).items
+            return {
+                "transfer": transfer,
+                "findings": findings,
+                "timeline": transfer_timeline(session, transfer),
+            }
+
+    try:
+        loaded = await run_in_threadpool(load)
+    except DATABASE_ERRORS:
+        return unavailable()
+    if loaded is None:
+        return render(
+            request,
+            "missing.html",
+            status=404,
+            title="No such transfer",
+            reference=reference if takes_text(reference) else "",
+        )
+    return render(
+        request,
+        "transfer.html",
+        title=f"Transfer {loaded['transfer'].reference}",
+        **loaded,
+    )

@@ -1,0 +1,103 @@
+"""Rendering console pages: one Jinja2 environment (autoescape), one layout, a strict CSP."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import secrets
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+import jinja2
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse
+
+from admin.identity import CSRF_FIELD, Role, csrf_token, current_operator
+from reconcile.reports.naira import naira, naira_text
+from reconcile.reports.period import lagos
+
+# No script at all; the one stylesheet is inline and carries this response's nonce; forms
+# post only back to us; nothing may frame the console.
+POLICY = (
+    "default-src 'none'; style-src 'nonce-{nonce}'; img-src 'self' data:; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+MESSAGES = ("done", "error")
+# Each page with the role it needs: an operator sees only the pages it may open.
+NAVIGATION = (
+    ("/console", "Overview", Role.VIEWER),
+    ("/console/transfers", "Transfers", Role.VIEWER),
+    ("/console/findings", "Findings", Role.VIEWER),
+    ("/console/endpoints", "Endpoints", Role.VIEWER),
+    ("/console/audit", "Audit log", Role.ADMIN),
+)
+
+
+def lagos_time(value: dt.datetime | None) -> str:
+    """An instant as Lagos wall-clock time, to the second ("—" for none)."""
+    if value is None:
+        return "—"
+    return value.astimezone(lagos()).strftime("%Y-%m-%d %H:%M:%S")
+
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    """The console's templates, loaded on first use, once a process."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("admin.console", "templates"),
+        # References, failure reasons, notes and operator names come from outside: every
+        # value is escaped unless a template marks it safe (none does).
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=False,
+    )
+    env.filters.update(naira=naira, naira_text=naira_text, lagos=lagos_time)
+    env.filters["thousands"] = "{:,}".format
+    return env
+
+
+def render(request: Request, template: str, *, status: int = 200, **context: Any) -> HTMLResponse:
+    """The page `template` in the layout, for this request's operator, with its CSRF token."""
+    nonce = secrets.token_urlsafe(16)
+    operator = current_operator(request)
+    html = (
+        environment()
+        .get_template(template)
+        .render(
+            nonce=nonce,
+            operator=operator,
+            csrf_field=CSRF_FIELD,
+            csrf_token=csrf_token(request),
+            navigation=[(h, t) for h, t, role in NAVIGATION if operator.role.allows(role)],
+            path=request.url.path,
+            flash=request.query_params.get("done", ""),
+            error=request.query_params.get("error", ""),
+            finance=Role.FINANCE,
+            admin=Role.ADMIN,
+            **context,
+        )
+    )
+    headers = {
+        "Content-Security-Policy": POLICY.format(nonce=nonce),
+        "Cache-Control": "no-store",
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "same-origin",
+    }
+    return HTMLResponse(html, status, headers=headers)
+
+
+def back_to(target: str, **message: str | None) -> RedirectResponse:
+    """303 back to a page after a POST (POST/redirect/GET), with a short `done` or `error`
+    message in place of any earlier one."""
+    path, _, query = target.partition("?")
+    kept = [(k, v) for k, v in parse_qsl(query) if k not in MESSAGES]
+    kept += [(k, v) for k, v in message.items() if v]
+    return RedirectResponse(path + (f"?{urlencode(kept)}" if kept else ""), status_code=303)
+
+
+def page_link(path: str, query: dict[str, str | None], **changes: str | None) -> str:
+    """`path` with the page's filters, some changed (e.g. the next cursor)."""
+    merged = {k: v for k, v in {**query, **changes}.items() if v}
+    return path + (f"?{urlencode(merged)}" if merged else "")

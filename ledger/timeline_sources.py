@@ -1,0 +1,218 @@
+"""The timeline's sources for a transfer: each reads one table and yields typed entries.
+
+Every source is bounded (`SOURCE_LIMIT` newest rows): a transfer retried for weeks still
+renders. Collections add their own sources beside these (their subject differs, the merge
+does not).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlmodel import Session, col
+
+from ledger.models import (
+    Alert,
+    AuditEntry,
+    Delivery,
+    Finding,
+    FindingNote,
+    ProviderCheck,
+    RelayDelivery,
+    RelayEvent,
+    Transfer,
+)
+from ledger.timeline import Entry, EntryKind, merge
+
+SOURCE_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class SubjectRef:
+    """Whose timeline: `transfer` (or, later, `collection`), its row id and reference."""
+
+    kind: str
+    id: int
+    reference: str
+
+    @property
+    def audit_subject(self) -> str:
+        """How the audit log names it (`transfer:REF`)."""
+        return f"{self.kind}:{self.reference}"
+
+
+def _newest(statement: Any, id_column: Any) -> Any:
+    return statement.order_by(id_column.desc()).limit(SOURCE_LIMIT)
+
+
+def record_entries(transfer: Transfer) -> Iterator[Entry]:
+    """The transfer's creation (and its confirmation)."""
+    amount = "" if transfer.amount is None else f"amount {transfer.amount} kobo"
+    yield Entry(transfer.created_at, EntryKind.RECORD, f"recorded ({transfer.origin})", amount)
+    if transfer.confirmed_at is not None:
+        yield Entry(
+            transfer.confirmed_at,
+            EntryKind.RECORD,
+            f"confirmed {transfer.status} by the provider",
+            sequence=1,
+        )
+
+
+def webhook_entries(session: Session, transfer_id: int) -> Iterator[Entry]:
+    """Every webhook delivery archived for the transfer."""
+    rows = session.execute(
+        _newest(select(Delivery).where(col(Delivery.transfer_id) == transfer_id), col(Delivery.id))
+    ).scalars()
+    for row in rows:
+        detail = f"from {row.remote_addr or 'unknown address'}, {row.size} bytes"
+        if row.error:
+            detail += f"; {row.error}"
+        yield Entry(
+            row.received_at,
+            EntryKind.WEBHOOK,
+            f"webhook {row.event_type or '(unknown type)'}: {row.outcome}",
+            detail,
+            sequence=row.id or 0,
+        )
+
+
+def check_entries(session: Session, transfer_id: int) -> Iterator[Entry]:
+    """Every provider check kept for the transfer."""
+    rows = session.execute(
+        _newest(
+            select(ProviderCheck).where(col(ProviderCheck.transfer_id) == transfer_id),
+            col(ProviderCheck.id),
+        )
+    ).scalars()
+    for row in rows:
+        said = row.provider_status or row.result.replace("_", " ")
+        figures = [
+            f"{name} {value} kobo"
+            for name, value in (("amount", row.amount), ("fee", row.fee))
+            if value is not None
+        ]
+        detail = ", ".join([*figures, *filter(None, [row.error])])
+        title = f"provider check: {said} (HTTP {row.http_status or 'no answer'})"
+        yield Entry(row.checked_at, EntryKind.CHECK, title, detail, sequence=row.id or 0)
+
+
+def finding_entries(session: Session, findings: list[Finding]) -> Iterator[Entry]:
+    """Each finding's opening, acknowledgement and resolution, its notes and its alerts."""
+    for finding in findings:
+        fid = finding.id or 0
+        name = f"finding {fid} {finding.kind}"
+        yield Entry(
+            finding.opened_at, EntryKind.FINDING, f"{name} opened", finding.detail, sequence=fid
+        )
+        if finding.acknowledged_at is not None:
+            yield Entry(
+                finding.acknowledged_at,
+                EntryKind.FINDING,
+                f"{name} acknowledged",
+                finding.ack_note or "",
+                sequence=fid,
+            )
+        if finding.resolved_at is not None:
+            yield Entry(finding.resolved_at, EntryKind.FINDING, f"{name} resolved", sequence=fid)
+    ids = [f.id for f in findings if f.id is not None]
+    if not ids:
+        return
+    notes = session.execute(
+        _newest(
+            select(FindingNote).where(col(FindingNote.finding_id).in_(ids)), col(FindingNote.id)
+        )
+    ).scalars()
+    for note in notes:
+        yield Entry(
+            note.created_at,
+            EntryKind.NOTE,
+            f"note on finding {note.finding_id}",
+            note.body,
+            actor=note.author,
+            sequence=note.id or 0,
+        )
+    alerts = session.execute(
+        _newest(select(Alert).where(col(Alert.finding_id).in_(ids)), col(Alert.id))
+    ).scalars()
+    for alert in alerts:
+        yield Entry(
+            alert.created_at,
+            EntryKind.ALERT,
+            f"alert {alert.status}: {alert.title}",
+            alert.error or "",
+            sequence=alert.id or 0,
+        )
+
+
+def relay_entries(session: Session, subject: SubjectRef) -> Iterator[Entry]:
+    """Each relay event about the subject, with where its deliveries stand."""
+    events = list(
+        session.execute(
+            _newest(
+                select(RelayEvent).where(
+                    col(RelayEvent.subject) == subject.kind,
+                    col(RelayEvent.subject_id) == subject.id,
+                ),
+                col(RelayEvent.id),
+            )
+        ).scalars()
+    )
+    deliveries: dict[int, list[RelayDelivery]] = {e.id or 0: [] for e in events}
+    if deliveries:
+        for delivery in session.execute(
+            select(RelayDelivery)
+            .where(col(RelayDelivery.event_id).in_(list(deliveries)))
+            .order_by(col(RelayDelivery.id))
+        ).scalars():
+            deliveries[delivery.event_id].append(delivery)
+    for event in events:
+        states = [
+            f"endpoint {d.endpoint_id}: {d.status} after {d.attempts} attempt(s)"
+            + (f", last HTTP {d.last_status_code}" if d.last_status_code else "")
+            for d in deliveries[event.id or 0]
+        ]
+        yield Entry(
+            event.created_at,
+            EntryKind.RELAY,
+            f"relay event {event.type} #{event.sequence}",
+            "; ".join(states) or "no endpoint subscribed",
+            sequence=event.id or 0,
+        )
+
+
+def audit_entries(session: Session, subjects: list[str]) -> Iterator[Entry]:
+    """Operators' actions on any of `subjects` (`transfer:REF`, `finding:ID`, …)."""
+    rows = session.execute(
+        _newest(select(AuditEntry).where(col(AuditEntry.subject).in_(subjects)), col(AuditEntry.id))
+    ).scalars()
+    for row in rows:
+        yield Entry(
+            row.at,
+            EntryKind.OPERATOR,
+            f"{row.action} on {row.subject}",
+            row.detail or "",
+            actor=f"{row.operator} ({row.role})",
+            sequence=row.id or 0,
+        )
+
+
+def transfer_timeline(session: Session, transfer: Transfer) -> list[Entry]:
+    """The transfer's whole story in time order, operators' actions included."""
+    assert transfer.id is not None
+    findings = list(
+        session.execute(
+            select(Finding).where(col(Finding.transfer_id) == transfer.id).order_by(col(Finding.id))
+        ).scalars()
+    )
+    subject = SubjectRef("transfer", transfer.id, transfer.reference)
+    return merge(
+        record_entries(transfer),
+        webhook_entries(session, transfer.id),
+        check_entries(session, transfer.id),
+        finding_entries(session, findings),
+        relay_entries(session, subject),
+        audit_entries(session, [subject.audit_subject, *(f"finding:{f.id}" for f in findings)]),
+    )

@@ -1,0 +1,181 @@
+"""Console pages over HTTP: hostile text escaped everywhere, CSRF on every form, roles."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from sqlalchemy import Engine, select
+
+from ledger.db import read_session, write_session
+from ledger.events.outbox import emit
+from ledger.events.types import RelayEventType, Subject
+from ledger.models import Finding, RelayDelivery, RelayEndpoint, Transfer
+from ledger.operators import add_operator
+from ledger.types import FindingKind, utcnow
+from tests.integration.console.seed import finding, transfer
+from tests.integration.receiver.conftest import ADMIN, StartReceiver
+
+HOSTILE = '<script>alert("x")</script>\'"&' + "W" * 300
+AUTH = {"authorization": f"Bearer {ADMIN}"}
+CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def _seed(engine: Engine) -> dict[str, int]:
+    """A hostile transfer (reference, failure reason), its finding with a hostile note, an
+    endpoint with one delivery; operators of each role."""
+    tid = transfer(engine, HOSTILE[:100], provider_reference="PRV-H")
+    fid = finding(engine, tid, FindingKind.STATUS_CONFLICT, HOSTILE)
+    now = utcnow()
+    with write_session(engine) as session:
+        row = session.get(Transfer, tid)
+        assert row is not None
+        row.failure_reason = HOSTILE
+        session.add(
+            RelayEndpoint(url="http://127.0.0.1:9/<script>", secret_sealed="x", description=HOSTILE)
+        )
+        session.flush()
+        emit(
+            session,
+            type=RelayEventType.FINDING_OPENED,
+            subject=Subject.TRANSFER,
+            subject_id=tid,
+            reference=row.reference,
+            data={"id": fid},
+            now=now,
+        )
+        delivery = session.execute(select(RelayDelivery)).scalars().first()
+        for name, role in (("vera", "viewer"), ("finn", "finance")):
+            add_operator(session, name=name, role=role, now=now)
+    return {"transfer": tid, "finding": fid, "delivery": delivery.id if delivery else 0}
+
+
+@pytest.fixture
+def console(engine: Engine, start_receiver: StartReceiver) -> Iterator[tuple[str, dict[str, int]]]:
+    """A receiver over a ledger seeded with hostile text."""
+    ids = _seed(engine)
+    with start_receiver(admin_token=ADMIN, insecure_cookies=True) as url:
+        yield url, ids
+
+
+def _pages(ids: dict[str, int]) -> list[str]:
+    return [
+        "/console",
+        "/console/transfers",
+        "/console/transfers?q=" + httpx.QueryParams({"x": HOSTILE[:100]})["x"],
+        "/console/transfers/PRV-H",
+        "/console/findings?state=",
+        "/console/endpoints",
+        "/console/audit?operator=%3Cscript%3E",
+        "/console/transfers/%3Cscript%3E",
+    ]
+
+
+def test_hostile_text_is_escaped_on_every_page(console: tuple[str, dict[str, int]]) -> None:
+    """No page echoes a raw `<script>` from a reference, reason, note, detail, URL or query;
+    each keeps its CSP without script sources."""
+    url, ids = console
+    note = httpx.post(
+        f"{url}/api/findings/{ids['finding']}/notes", json={"note": HOSTILE}, headers=AUTH
+    )
+    assert note.status_code == 201
+    for path in _pages(ids):
+        answer = httpx.get(f"{url}{path}", headers=AUTH)
+        assert answer.status_code in (200, 404), path
+        assert "<script" not in answer.text, path
+        policy = answer.headers["content-security-policy"]
+        assert "script-src" not in policy and "default-src 'none'" in policy, path
+    detail = httpx.get(f"{url}/console/transfers/PRV-H", headers=AUTH).text
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in detail
+
+
+def _token(url: str, headers: dict[str, str]) -> str:
+    match = CSRF.search(httpx.get(f"{url}/console/findings?state=", headers=headers).text)
+    assert match is not None
+    return match.group(1)
+
+
+def _forms(ids: dict[str, int]) -> list[tuple[str, dict[str, str]]]:
+    fid = ids["finding"]
+    return [
+        ("/console/findings/ack", {"ids": str(fid), "note": "ok"}),
+        (f"/console/findings/{fid}/assign", {"assignee": "finn"}),
+        (f"/console/findings/{fid}/notes", {"note": "seen"}),
+        (f"/console/deliveries/{ids['delivery']}/retry", {}),
+        ("/console/endpoints/1/replay", {"type": "", "since": ""}),
+        ("/logout", {}),
+    ]
+
+
+def test_every_console_form_is_refused_without_its_csrf_token(
+    console: tuple[str, dict[str, int]],
+) -> None:
+    """Each state-changing form is 403 with no token and with a wrong one; with the page's
+    token it is done and redirects back (303)."""
+    url, ids = console
+    login = httpx.post(f"{url}/login", data={"token": ADMIN, "next": "/console"})
+    cookies = login.cookies
+    assert login.status_code == 303 and cookies.get("payrecon_session")
+    with httpx.Client(base_url=url, cookies=cookies) as client:
+        token = CSRF.search(client.get("/console/findings?state=").text)
+        assert token is not None
+        for path, form in _forms(ids):
+            missing = client.post(path, data=form)
+            wrong = client.post(path, data={**form, "csrf_token": "forged"})
+            assert (missing.status_code, wrong.status_code) == (403, 403), path
+        for path, form in _forms(ids):
+            done = client.post(path, data={**form, "csrf_token": token.group(1)})
+            assert done.status_code == 303, (path, done.text[:200])
+            assert "error=" not in done.headers["location"], (path, done.headers["location"])
+
+
+def test_roles_decide_what_a_page_offers_and_accepts(
+    engine: Engine, console: tuple[str, dict[str, int]]
+) -> None:
+    """A viewer reads pages but gets no work forms and 403 on posting one; the audit page is
+    an admin's; nobody signed in is sent to the login page."""
+    url, ids = console
+    with write_session(engine) as session:
+        _, viewer = add_operator(session, name="vic", role="viewer", now=utcnow())
+    as_viewer = {"authorization": f"Bearer {viewer}"}
+    queue = httpx.get(f"{url}/console/findings?state=", headers=as_viewer)
+    token = CSRF.search(queue.text)
+    assert queue.status_code == 200 and "Acknowledge ticked" not in queue.text
+    assert token is not None
+    posted = httpx.post(
+        f"{url}/console/findings/{ids['finding']}/notes",
+        data={"note": "x", "csrf_token": token.group(1)},
+        headers=as_viewer,
+    )
+    audit = httpx.get(f"{url}/console/audit", headers=as_viewer)
+    anonymous = httpx.get(f"{url}/console/findings")
+    assert (posted.status_code, audit.status_code) == (403, 403)
+    assert anonymous.status_code == 303
+    assert anonymous.headers["location"].startswith("/console/login?next=")
+    with read_session(engine) as session:
+        assert session.get(Finding, ids["finding"]) is not None
+
+
+def test_bad_form_input_is_explained_not_a_500(console: tuple[str, dict[str, int]]) -> None:
+    """Empty ticks, an unknown operator, a control character, unknown ids and a foreign
+    `back` all redirect with an error to a console page."""
+    url, ids = console
+    token = _token(url, AUTH)
+    fid = ids["finding"]
+    cases = [
+        ("/console/findings/ack", {"note": "x"}, "Tick at least one"),
+        ("/console/findings/ack", {"ids": "abc", "note": "x"}, "not valid"),
+        ("/console/findings/ack", {"ids": "99999", "note": "x"}, "nothing was changed"),
+        (f"/console/findings/{fid}/assign", {"assignee": "nobody-here"}, "no operator is named"),
+        (f"/console/findings/{fid}/notes", {"note": "a\x1bb"}, "control character"),
+        (f"/console/findings/{fid}/notes", {"note": "x", "back": "//evil.example"}, ""),
+    ]
+    for path, form, message in cases:
+        answer = httpx.post(f"{url}{path}", data={**form, "csrf_token": token}, headers=AUTH)
+        location = answer.headers.get("location", "")
+        assert answer.status_code == 303 and location.startswith("/console/findings"), path
+        assert message in httpx.QueryParams(location.partition("?")[2]).get(
+            "error", "" if not message else "missing"
+        ), (path, location)
