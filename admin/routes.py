@@ -87,6 +87,12 @@ def admin_routes() -> list[BaseRoute]:
             methods=["POST"],
         ),
         Route("/console", page(VIEWER)(pages.overview_page), methods=["GET"]),
+        Route("/console/collections", page(VIEWER)(pages.collections_page), methods=["GET"]),
+        Route(
+            "/console/collections/{reference:path}",
+            page(VIEWER)(pages.collection_page),
+            methods=["GET"],
+        ),
         Route("/console/transfers", page(VIEWER)(pages.transfers_page), methods=["GET"]),
         Route(
             "/console/transfers/{reference:path}",

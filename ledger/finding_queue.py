@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from ledger.findings import finding_state
-from ledger.models import Finding, FindingNote, Transfer
+from ledger.models import Collection, Finding, FindingNote, Transfer
 from ledger.queries import MAX_PAGE, decode_cursor, encode_cursor, iso
 from ledger.types import FindingState
 
@@ -27,6 +27,7 @@ class FindingFilter:
     kind: str | None = None
     assignee: str | None = None  # UNASSIGNED for none
     transfer_id: int | None = None
+    collection_id: int | None = None
 
 
 def _where(statement: Any, where: FindingFilter) -> Any:
@@ -48,6 +49,8 @@ def _where(statement: Any, where: FindingFilter) -> Any:
         statement = statement.where(col(Finding.assignee) == where.assignee)
     if where.transfer_id is not None:
         statement = statement.where(col(Finding.transfer_id) == where.transfer_id)
+    if where.collection_id is not None:
+        statement = statement.where(col(Finding.collection_id) == where.collection_id)
     return statement
 
 
@@ -78,8 +81,11 @@ def notes_of(session: Session, finding_ids: Sequence[int]) -> dict[int, list[dic
     return notes
 
 
-def queue_item(finding: Finding, transfer: Transfer, notes: list[dict[str, Any]]) -> dict[str, Any]:
-    """A finding as the queue shows it (amounts in kobo)."""
+def queue_item(
+    finding: Finding, owner: Transfer | Collection, notes: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A finding as the queue shows it, with the transfer or collection it is about (amounts
+    in kobo)."""
     return {
         "id": finding.id,
         "kind": finding.kind,
@@ -90,9 +96,10 @@ def queue_item(finding: Finding, transfer: Transfer, notes: list[dict[str, Any]]
         "resolved_at": iso(finding.resolved_at),
         "acknowledged_at": iso(finding.acknowledged_at),
         "ack_note": finding.ack_note,
-        "reference": transfer.reference,
-        "provider_reference": transfer.provider_reference,
-        "amount": transfer.amount,
+        "subject": "transfer" if finding.collection_id is None else "collection",
+        "reference": owner.reference,
+        "provider_reference": owner.provider_reference,
+        "amount": owner.amount,
         "notes": notes,
     }
 
@@ -110,27 +117,37 @@ def list_queue(
     findings = list(session.execute(statement.limit(limit + 1)).scalars())
     more = len(findings) > limit
     findings = findings[:limit]
-    transfer_ids = sorted({f.transfer_id for f in findings})
-    transfers = {
-        t.id: t
-        for t in session.execute(
-            select(Transfer).where(col(Transfer.id).in_(transfer_ids))
-        ).scalars()
-    }
+    owners = _owners(session, findings)
     notes = notes_of(session, [int(f.id) for f in findings if f.id is not None])
-    items = [queue_item(f, transfers[f.transfer_id], notes[int(f.id or 0)]) for f in findings]
+    items = [queue_item(f, owners[_owner_key(f)], notes[int(f.id or 0)]) for f in findings]
     last = findings[-1].id if findings and more else None
     return QueuePage(items, None if last is None else encode_cursor(last, kind=CURSOR_KIND))
 
 
+def _owner_key(finding: Finding) -> tuple[str, int]:
+    if finding.collection_id is not None:
+        return ("collection", finding.collection_id)
+    assert finding.transfer_id is not None
+    return ("transfer", finding.transfer_id)
+
+
+def _owners(
+    session: Session, findings: Sequence[Finding]
+) -> dict[tuple[str, int], Transfer | Collection]:
+    """The transfers and collections the findings are about, by primary key (two queries)."""
+    owners: dict[tuple[str, int], Transfer | Collection] = {}
+    for name, model in (("transfer", Transfer), ("collection", Collection)):
+        ids = sorted({key[1] for f in findings if (key := _owner_key(f))[0] == name})
+        if ids:
+            for row in session.execute(select(model).where(col(model.id).in_(ids))).scalars():
+                owners[(name, int(row.id or 0))] = row
+    return owners
+
+
 def finding_item(session: Session, finding_id: int) -> dict[str, Any] | None:
     """One finding as the queue shows it; None when there is none."""
-    row = session.execute(
-        select(Finding, Transfer)
-        .join(Transfer, col(Transfer.id) == col(Finding.transfer_id))
-        .where(col(Finding.id) == finding_id)
-    ).first()
-    if row is None:
+    finding = session.get(Finding, finding_id)
+    if finding is None:
         return None
-    finding, transfer = row
-    return queue_item(finding, transfer, notes_of(session, [finding_id])[finding_id])
+    owner = _owners(session, [finding])[_owner_key(finding)]
+    return queue_item(finding, owner, notes_of(session, [finding_id])[finding_id])

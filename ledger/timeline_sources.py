@@ -1,8 +1,9 @@
-"""The timeline's sources for a transfer: each reads one table and yields typed entries.
+"""The timeline's sources for a transfer or a collection: each reads one table and yields
+typed entries.
 
 Every source is bounded (`SOURCE_LIMIT` newest rows): a transfer retried for weeks still
-renders. Collections add their own sources beside these (their subject differs, the merge
-does not).
+renders. A collection has no webhooks (the provider sends none for them); every other source
+serves both.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from sqlmodel import Session, col
 from ledger.models import (
     Alert,
     AuditEntry,
+    Collection,
     Delivery,
     Finding,
     FindingNote,
@@ -32,7 +34,7 @@ SOURCE_LIMIT = 200
 
 @dataclass(frozen=True)
 class SubjectRef:
-    """Whose timeline: `transfer` (or, later, `collection`), its row id and reference."""
+    """Whose timeline: `transfer` or `collection`, its row id and reference."""
 
     kind: str
     id: int
@@ -48,8 +50,8 @@ def _newest(statement: Any, id_column: Any) -> Any:
     return statement.order_by(id_column.desc()).limit(SOURCE_LIMIT)
 
 
-def record_entries(transfer: Transfer) -> Iterator[Entry]:
-    """The transfer's creation (and its confirmation)."""
+def record_entries(transfer: Transfer | Collection) -> Iterator[Entry]:
+    """The transfer's or collection's creation (and its confirmation)."""
     amount = "" if transfer.amount is None else f"amount {transfer.amount} kobo"
     yield Entry(transfer.created_at, EntryKind.RECORD, f"recorded ({transfer.origin})", amount)
     if transfer.confirmed_at is not None:
@@ -79,13 +81,11 @@ def webhook_entries(session: Session, transfer_id: int) -> Iterator[Entry]:
         )
 
 
-def check_entries(session: Session, transfer_id: int) -> Iterator[Entry]:
-    """Every provider check kept for the transfer."""
+def check_entries(session: Session, subject: SubjectRef) -> Iterator[Entry]:
+    """Every provider check kept for the transfer or collection."""
+    owner = col(getattr(ProviderCheck, f"{subject.kind}_id"))
     rows = session.execute(
-        _newest(
-            select(ProviderCheck).where(col(ProviderCheck.transfer_id) == transfer_id),
-            col(ProviderCheck.id),
-        )
+        _newest(select(ProviderCheck).where(owner == subject.id), col(ProviderCheck.id))
     ).scalars()
     for row in rows:
         said = row.provider_status or row.result.replace("_", " ")
@@ -202,16 +202,30 @@ def audit_entries(session: Session, subjects: list[str]) -> Iterator[Entry]:
 def transfer_timeline(session: Session, transfer: Transfer) -> list[Entry]:
     """The transfer's whole story in time order, operators' actions included."""
     assert transfer.id is not None
+    subject = SubjectRef("transfer", transfer.id, transfer.reference)
+    return _timeline(session, transfer, subject, webhook_entries(session, transfer.id))
+
+
+def collection_timeline(session: Session, collection: Collection) -> list[Entry]:
+    """The collection's whole story in time order, operators' actions included."""
+    assert collection.id is not None
+    subject = SubjectRef("collection", collection.id, collection.reference)
+    return _timeline(session, collection, subject)
+
+
+def _timeline(
+    session: Session, row: Transfer | Collection, subject: SubjectRef, *extra: Iterator[Entry]
+) -> list[Entry]:
+    owner = col(getattr(Finding, f"{subject.kind}_id"))
     findings = list(
         session.execute(
-            select(Finding).where(col(Finding.transfer_id) == transfer.id).order_by(col(Finding.id))
+            select(Finding).where(owner == subject.id).order_by(col(Finding.id))
         ).scalars()
     )
-    subject = SubjectRef("transfer", transfer.id, transfer.reference)
     return merge(
-        record_entries(transfer),
-        webhook_entries(session, transfer.id),
-        check_entries(session, transfer.id),
+        record_entries(row),
+        *extra,
+        check_entries(session, subject),
         finding_entries(session, findings),
         relay_entries(session, subject),
         audit_entries(session, [subject.audit_subject, *(f"finding:{f.id}" for f in findings)]),

@@ -1,4 +1,5 @@
-"""Console pages: the overview, the transfers list and search, one transfer's timeline."""
+"""Console pages: the overview, the transfers and collections lists and search, one
+transfer's or collection's timeline."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from starlette.responses import Response
 from admin.console.render import page_link, render
 from admin.identity import html_refusal
 from admin.unavailable import DATABASE_ERRORS
+from ledger.collections import CURSOR_KIND as COLLECTION_CURSOR
+from ledger.collections import find_collection, list_collections
 from ledger.db import read_session
 from ledger.finding_queue import FindingFilter, list_queue
 from ledger.overview import overview
 from ledger.queries import ANY_FINDING, decode_cursor, find_transfer, list_transfers
-from ledger.timeline_sources import transfer_timeline
+from ledger.timeline_sources import collection_timeline, transfer_timeline
 from ledger.types import FindingKind, TransferStatus, takes_text, utcnow
 from reconcile.reports.errors import PeriodError
 from reconcile.reports.period import lagos_day, lagos_midnight_utc, parse_day
@@ -59,7 +62,9 @@ async def overview_page(request: Request) -> Response:
     )
 
 
-def _transfer_filters(query: Any) -> tuple[dict[str, str | None], list[str]]:
+def _transfer_filters(
+    query: Any, *, cursor_kind: str = "t"
+) -> tuple[dict[str, str | None], list[str]]:
     """The list's filters as given (for links) and the problems with them."""
     given = {
         name: (query.get(name) or "").strip() or None
@@ -85,7 +90,7 @@ def _transfer_filters(query: Any) -> tuple[dict[str, str | None], list[str]]:
             given["day"] = None
     if given["cursor"]:
         try:
-            decode_cursor(given["cursor"] or "")
+            decode_cursor(given["cursor"] or "", kind=cursor_kind)
         except ValueError:
             problems.append("That page link is not valid any more; showing the first page.")
             given["cursor"] = None
@@ -125,6 +130,9 @@ async def transfers_page(request: Request) -> Response:
         request,
         "transfers.html",
         title="Transfers",
+        noun="transfer",
+        base_path="/console/transfers",
+        by_day=True,
         given=given,
         problems=problems,
         items=items,
@@ -154,6 +162,9 @@ async def transfer_page(request: Request) -> Response:
                 "transfer": transfer,
                 "findings": findings,
                 "timeline": transfer_timeline(session, transfer),
+                "noun": "transfer",
+                "base_path": "/console/transfers",
+                "subject_reference": transfer.reference,
             }
 
     try:
@@ -172,5 +183,88 @@ async def transfer_page(request: Request) -> Response:
         request,
         "transfer.html",
         title=f"Transfer {loaded['transfer'].reference}",
+        **loaded,
+    )
+
+
+async def collections_page(request: Request) -> Response:
+    """`/console/collections`: search by either reference; filter by status and finding."""
+    given, problems = _transfer_filters(request.query_params, cursor_kind=COLLECTION_CURSOR)
+    given["day"] = None  # a collection list has no day filter
+
+    def load() -> tuple[list[Any], str | None]:
+        with read_session(request.app.state.engine) as session:
+            if given["q"]:
+                found = find_collection(session, given["q"] or "")
+                return ([] if found is None else [found]), None
+            page = list_collections(
+                session,
+                status=TransferStatus(given["status"]) if given["status"] else None,
+                finding=given["finding"],
+                limit=PAGE_SIZE,
+                cursor=given["cursor"],
+            )
+            return page.items, page.next_cursor
+
+    try:
+        items, next_cursor = await run_in_threadpool(load)
+    except DATABASE_ERRORS:
+        return unavailable()
+    path = "/console/collections"
+    return render(
+        request,
+        "transfers.html",
+        title="Collections",
+        noun="collection",
+        base_path=path,
+        by_day=False,
+        given=given,
+        problems=problems,
+        items=items,
+        statuses=list(TransferStatus),
+        kinds=list(FindingKind),
+        any_finding=ANY_FINDING,
+        next_link=None if next_cursor is None else page_link(path, given, cursor=next_cursor),
+        first_link=page_link(path, given, cursor=None) if given["cursor"] else None,
+    )
+
+
+async def collection_page(request: Request) -> Response:
+    """`/console/collections/{reference}`: the collection, its findings and its timeline."""
+    reference = request.path_params["reference"]
+
+    def load() -> dict[str, Any] | None:
+        if not takes_text(reference):
+            return None
+        with read_session(request.app.state.engine) as session:
+            collection = find_collection(session, reference)
+            if collection is None or collection.id is None:
+                return None
+            where = FindingFilter(collection_id=collection.id)
+            return {
+                "collection": collection,
+                "findings": list_queue(session, where, limit=100).items,
+                "timeline": collection_timeline(session, collection),
+                "noun": "collection",
+                "base_path": "/console/collections",
+                "subject_reference": collection.reference,
+            }
+
+    try:
+        loaded = await run_in_threadpool(load)
+    except DATABASE_ERRORS:
+        return unavailable()
+    if loaded is None:
+        return render(
+            request,
+            "missing.html",
+            status=404,
+            title="No such collection",
+            reference=reference if takes_text(reference) else "",
+        )
+    return render(
+        request,
+        "collection.html",
+        title=f"Collection {loaded['collection'].reference}",
         **loaded,
     )

@@ -27,6 +27,7 @@ MESSAGES = ("done", "error")
 NAVIGATION = (
     ("/console", "Overview", Role.VIEWER),
     ("/console/transfers", "Transfers", Role.VIEWER),
+    ("/console/collections", "Collections", Role.VIEWER),
     ("/console/findings", "Findings", Role.VIEWER),
     ("/console/endpoints", "Endpoints", Role.VIEWER),
     ("/console/audit", "Audit log", Role.ADMIN),

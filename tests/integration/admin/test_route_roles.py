@@ -58,6 +58,8 @@ EXPECTED: dict[tuple[str, str], str | tuple[str, Role]] = {
     ("POST", "/api/findings/{id}/notes"): (API, F),
     ("GET", "/console"): (PAGE, V),
     ("GET", "/console/transfers"): (PAGE, V),
+    ("GET", "/console/collections"): (PAGE, V),
+    ("GET", "/console/collections/{reference:path}"): (PAGE, V),
     ("GET", "/console/transfers/{reference:path}"): (PAGE, V),
     ("GET", "/console/findings"): (PAGE, V),
     ("POST", "/console/findings/ack"): (PAGE, F),

@@ -9,7 +9,10 @@ import httpx
 import pytest
 from sqlalchemy import Engine, select
 
+from admin.expected import parse_expected_collection, register_collection
+from ledger.collections import find_collection
 from ledger.db import read_session, write_session
+from ledger.events.findings import raise_finding
 from ledger.events.outbox import emit
 from ledger.events.types import RelayEventType, Subject
 from ledger.models import Finding, RelayDelivery, RelayEndpoint, Transfer
@@ -179,3 +182,43 @@ def test_bad_form_input_is_explained_not_a_500(console: tuple[str, dict[str, int
         assert message in httpx.QueryParams(location.partition("?")[2]).get(
             "error", "" if not message else "missing"
         ), (path, location)
+
+
+def test_a_collection_has_its_list_page_timeline_and_queue_entry(
+    engine: Engine, start_receiver: StartReceiver
+) -> None:
+    """A collection with a hostile reference and an open finding: the collections list finds
+    it by either reference, its page shows the finding and its timeline escaped, and the
+    findings queue lists the finding as a collection's, linking to the collection's page."""
+    now = utcnow()
+    with write_session(engine) as session:
+        expected = parse_expected_collection({"reference": HOSTILE[:90], "amount": 250_000})
+        register_collection(session, expected, now=now)
+        row = find_collection(session, HOSTILE[:90])
+        assert row is not None and row.id is not None
+        row.provider_reference = "PRV-COLL-1"
+        raise_finding(
+            session,
+            kind=FindingKind.UNDERPAID,
+            detail="paid 100000 of 250000 kobo",
+            now=now,
+            collection_id=row.id,
+            reference=row.reference,
+        )
+    with start_receiver(admin_token=ADMIN, insecure_cookies=True) as url:
+        listed = httpx.get(f"{url}/console/collections", headers=AUTH)
+        found = httpx.get(f"{url}/console/collections?q=PRV-COLL-1", headers=AUTH)
+        page = httpx.get(f"{url}/console/collections/PRV-COLL-1", headers=AUTH)
+        queue = httpx.get(f"{url}/console/findings", headers=AUTH)
+        api = httpx.get(f"{url}/api/findings", headers=AUTH).json()
+        missing = httpx.get(f"{url}/console/collections/NOPE-1", headers=AUTH)
+    escaped = "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;"
+    for answer in (listed, found, page, queue):
+        assert answer.status_code == 200
+        assert "<script" not in answer.text
+        assert escaped in answer.text
+    assert "underpaid" in page.text and "recorded (expected)" in page.text
+    assert "/console/collections/%3Cscript%3E" in queue.text
+    [item] = api["items"]
+    assert item["subject"] == "collection" and item["kind"] == "underpaid"
+    assert missing.status_code == 404 and "No collection has the reference" in missing.text
