@@ -4,8 +4,10 @@ transfer's or collection's timeline."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
+from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
@@ -17,8 +19,10 @@ from ledger.collections import CURSOR_KIND as COLLECTION_CURSOR
 from ledger.collections import find_collection, list_collections
 from ledger.db import read_session
 from ledger.finding_queue import FindingFilter, list_queue
+from ledger.models import Collection, Transfer
 from ledger.overview import overview
 from ledger.queries import ANY_FINDING, decode_cursor, find_transfer, list_transfers
+from ledger.timeline import Entry
 from ledger.timeline_sources import collection_timeline, transfer_timeline
 from ledger.types import FindingKind, TransferStatus, takes_text, utcnow
 from reconcile.reports.errors import PeriodError
@@ -148,23 +152,40 @@ async def transfers_page(request: Request) -> Response:
 
 async def transfer_page(request: Request) -> Response:
     """`/console/transfers/{reference}`: the transfer, its findings and its timeline."""
+    return await _story_page(request, noun="transfer", find=find_transfer, story=transfer_timeline)
+
+
+async def _story_page(
+    request: Request,
+    *,
+    noun: str,
+    find: Callable[[Session, str], Transfer | Collection | None],
+    story: Callable[[Session, Any], list[Entry]],
+) -> Response:
+    """One transfer's or collection's page (`noun`.html): the row, its findings with their
+    forms, its timeline; a 404 page naming the reference when there is none."""
     reference = request.path_params["reference"]
 
     def load() -> dict[str, Any] | None:
         if not takes_text(reference):
             return None
         with read_session(request.app.state.engine) as session:
-            transfer = find_transfer(session, reference)
-            if transfer is None or transfer.id is None:
+            row = find(session, reference)
+            if row is None or row.id is None:
                 return None
-            findings = list_queue(session, FindingFilter(transfer_id=transfer.id), limit=100).items
+            where = (
+                FindingFilter(collection_id=row.id)
+                if isinstance(row, Collection)
+                else FindingFilter(transfer_id=row.id)
+            )
             return {
-                "transfer": transfer,
-                "findings": findings,
-                "timeline": transfer_timeline(session, transfer),
-                "noun": "transfer",
-                "base_path": "/console/transfers",
-                "subject_reference": transfer.reference,
+                noun: row,
+                "findings": list_queue(session, where, limit=100).items,
+                "timeline": story(session, row),
+                "noun": noun,
+                "base_path": f"/console/{noun}s",
+                "subject_reference": row.reference,
+                "title": f"{noun.capitalize()} {row.reference}",
             }
 
     try:
@@ -176,15 +197,10 @@ async def transfer_page(request: Request) -> Response:
             request,
             "missing.html",
             status=404,
-            title="No such transfer",
+            title=f"No such {noun}",
             reference=reference if takes_text(reference) else "",
         )
-    return render(
-        request,
-        "transfer.html",
-        title=f"Transfer {loaded['transfer'].reference}",
-        **loaded,
-    )
+    return render(request, f"{noun}.html", **loaded)
 
 
 async def collections_page(request: Request) -> Response:
@@ -231,40 +247,6 @@ async def collections_page(request: Request) -> Response:
 
 async def collection_page(request: Request) -> Response:
     """`/console/collections/{reference}`: the collection, its findings and its timeline."""
-    reference = request.path_params["reference"]
-
-    def load() -> dict[str, Any] | None:
-        if not takes_text(reference):
-            return None
-        with read_session(request.app.state.engine) as session:
-            collection = find_collection(session, reference)
-            if collection is None or collection.id is None:
-                return None
-            where = FindingFilter(collection_id=collection.id)
-            return {
-                "collection": collection,
-                "findings": list_queue(session, where, limit=100).items,
-                "timeline": collection_timeline(session, collection),
-                "noun": "collection",
-                "base_path": "/console/collections",
-                "subject_reference": collection.reference,
-            }
-
-    try:
-        loaded = await run_in_threadpool(load)
-    except DATABASE_ERRORS:
-        return unavailable()
-    if loaded is None:
-        return render(
-            request,
-            "missing.html",
-            status=404,
-            title="No such collection",
-            reference=reference if takes_text(reference) else "",
-        )
-    return render(
-        request,
-        "collection.html",
-        title=f"Collection {loaded['collection'].reference}",
-        **loaded,
+    return await _story_page(
+        request, noun="collection", find=find_collection, story=collection_timeline
     )
