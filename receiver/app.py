@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
@@ -87,15 +87,22 @@ async def metrics(request: Request) -> Response:
     return Response(body, media_type=CONTENT_TYPE)
 
 
+async def _to_webhook(request: Request) -> Response:
+    """307 to `/webhook`: the method and body are sent again there."""
+    return RedirectResponse(request.url.replace(path=request.url.path.rstrip("/")), 307)
+
+
 def receiver_routes(webhook_endpoint: ASGIApp) -> list[BaseRoute]:
     """The webhook, health and metrics routes (the app reads `engine` and `webhook`, the
     WebhookState, from its state)."""
     return [
-        # Never reached (the fast path's dispatch serves these paths first), but the router
-        # needs them to redirect `/webhook/` to `/webhook`, so that a sender configured with
-        # a trailing slash is redirected rather than refused.
+        # Never reached (the fast path's dispatch serves these paths first); listed so the
+        # app's routes name every path it serves.
         Route("/webhook", webhook_endpoint, methods=["POST"]),
         Route("/webhook/{token}", webhook_endpoint, methods=["POST"]),
+        # A sender configured with a trailing slash is redirected rather than refused. The
+        # app's router makes no other slash redirects (payrecon/app.py), so this one is named.
+        Route("/webhook/", _to_webhook, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),

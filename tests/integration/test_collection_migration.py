@@ -46,7 +46,7 @@ def old_ledger(database_url: str) -> Iterator[str]:
 
 def test_upgrade_to_0004_keeps_transfers_and_findings(old_ledger: str) -> None:
     """After the upgrade every transfer and finding of 0003 is there, unchanged."""
-    upgrade(old_ledger)
+    upgrade(old_ledger, revision="0004")
     assert current(old_ledger) == "0004"
     engine = create_db_engine(old_ledger)
     try:

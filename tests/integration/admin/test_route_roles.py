@@ -23,6 +23,7 @@ V, F, A = Role.VIEWER, Role.FINANCE, Role.ADMIN
 EXPECTED: dict[tuple[str, str], str | tuple[str, Role]] = {
     ("POST", "/webhook"): PUBLIC,
     ("POST", "/webhook/{token}"): PUBLIC,
+    ("POST", "/webhook/"): PUBLIC,  # 307 to /webhook (test_webhook_http.py)
     ("GET", "/healthz"): PUBLIC,
     ("GET", "/readyz"): PUBLIC,
     ("GET", "/metrics"): PUBLIC,
