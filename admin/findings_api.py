@@ -98,6 +98,11 @@ async def _note_of(request: Request) -> str | Response:
     body = await json_body(request)
     if isinstance(body, Response):
         return body
+    return _checked_note(body)
+
+
+def _checked_note(body: dict[str, Any]) -> str | Response:
+    """The body's `note`, checked, or the 422 that says what is wrong with it."""
     note = body.get("note")
     if not isinstance(note, str):
         return json_error(422, "invalid", "note must be a string", field="note")
@@ -194,13 +199,9 @@ async def ack_many(request: Request) -> Response:
     ids = list(dict.fromkeys(raw_ids))
     if len(ids) > MAX_BULK_ACK:
         return json_error(422, "invalid", f"at most {MAX_BULK_ACK} findings at once", field="ids")
-    note = body.get("note")
-    if not isinstance(note, str):
-        return json_error(422, "invalid", "note must be a string", field="note")
-    try:
-        note = check_note(note)
-    except NoteError as exc:
-        return json_error(422, "invalid", str(exc), field="note")
+    note = _checked_note(body)
+    if isinstance(note, Response):
+        return note
     return await _write(request, lambda s: {"items": acknowledge_all(s, request, ids, note)})
 
 
