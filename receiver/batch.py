@@ -27,20 +27,10 @@ from typing import Any
 from sqlmodel import Session
 
 from ledger.bulk import Bulk, Statement, table_columns
-from ledger.events import payloads
+from ledger.events.bulk import BulkOutbox
 from ledger.events.findings import raise_finding
-from ledger.events.ids import new_event_id
-from ledger.events.outbox import (
-    SUBSCRIBERS_SQL,
-    Subscriber,
-    as_subscribers,
-    delivery_rows,
-    subject_key,
-    takers,
-    wake_workers,
-)
+from ledger.events.outbox import wake_workers
 from ledger.events.types import RelayEventType, Subject
-from ledger.models import Finding, RelayDelivery, RelayEvent
 from receiver.apply import (
     ARCHIVE_COLUMNS,
     DELIVERIES,
@@ -64,11 +54,6 @@ from receiver.decisions import (
 from receiver.errors import BatchRaceError
 from receiver.events import TransferEvent
 
-_FINDINGS = Finding.__table__  # type: ignore[attr-defined]
-_RELAY_EVENTS = RelayEvent.__table__  # type: ignore[attr-defined]
-_RELAY_DELIVERIES = RelayDelivery.__table__  # type: ignore[attr-defined]
-_TRANSFER = Subject.TRANSFER.value
-
 # A new transfer is written whole: its webhook values go into the INSERT itself.
 _CREATED = (
     "id",
@@ -88,29 +73,6 @@ _CREATED = (
     "created_at",
     "updated_at",
 )
-_OPENED = ("id", "transfer_id", "kind", "detail", "opened_at", "updated_at")
-_RELAY_EVENT = (
-    "id",
-    "event_id",
-    "type",
-    "subject",
-    "subject_id",
-    "reference",
-    "sequence",
-    "body",
-    "created_at",
-)
-_RELAY_DELIVERY = (
-    "event_id",
-    "endpoint_id",
-    "subject_key",
-    "sequence",
-    "status",
-    "attempts",
-    "next_attempt_at",
-    "created_at",
-    "updated_at",
-)
 # At most this many relay events per delivery: transfer.reported and one finding.opened.
 _EVENTS_PER_DELIVERY = 2
 
@@ -121,9 +83,8 @@ _EventKey = tuple[str, str]  # (event, provider reference): a logical event's un
 class _Plan:
     """What the batch knows of the ledger, kept current as each delivery is decided."""
 
-    now: dt.datetime  # the batch's time (in relay event bodies)
-    now_iso: str  # the same, as ledger.events.payloads.iso writes it
     stamp: Any  # the batch's time as the driver binds it: every time a decision sets is it
+    outbox: BulkOutbox  # the relay events and findings the decisions make
     by_reference: dict[str, HeldTransfer] = field(default_factory=dict)
     by_provider: dict[str, HeldTransfer] = field(default_factory=dict)
     # Recorded events: (id, content hash, transfer) by key.
@@ -134,16 +95,9 @@ class _Plan:
     new_events: list[tuple[Any, ...]] = field(default_factory=list)  # (id, *event_row)
     # Findings on transfers known before the batch, raised after the writes.
     findings: list[tuple[HeldTransfer, NewFinding, Applied]] = field(default_factory=list)
-    # Findings this batch opens on the transfers it creates, by (transfer id, kind).
-    opened: dict[tuple[int, str], tuple[Any, ...]] = field(default_factory=dict)
-    subscribers: list[Subscriber] = field(default_factory=list)
-    relay_events: list[tuple[Any, ...]] = field(default_factory=list)  # in _RELAY_EVENT order
-    relay_deliveries: list[tuple[Any, ...]] = field(default_factory=list)  # _RELAY_DELIVERY
     # Ids reserved for the rows this batch creates (ledger.bulk.reserve_ids).
     transfer_ids: Iterator[int] = field(default_factory=lambda: iter(()))
     event_ids: Iterator[int] = field(default_factory=lambda: iter(()))
-    finding_ids: Iterator[int] = field(default_factory=lambda: iter(()))
-    relay_ids: Iterator[int] = field(default_factory=lambda: iter(()))
 
 
 def apply_batch(
@@ -152,7 +106,8 @@ def apply_batch(
     """Decide, apply and archive every delivery of the batch; never commits."""
     bulk = Bulk(session.connection())
     events = [d.parsed for d in deliveries if isinstance(d.parsed, TransferEvent)]
-    plan = _Plan(now=now, now_iso=payloads.iso(now) or "", stamp=bulk.time(now))
+    stamp = bulk.time(now)
+    plan = _Plan(stamp=stamp, outbox=BulkOutbox(bulk, now=now, stamp=stamp))
     if events:
         _prefetch(bulk, plan, events, [d.webhook_id for d in deliveries if d.webhook_id])
     results: list[Applied] = []
@@ -167,7 +122,7 @@ def apply_batch(
             results.append(Applied(not_applied(parsed, delivery.invalid_outcome)))
             event_of.append(None)
     bulk.send([*_write(bulk, plan), *_archive(bulk, deliveries, results, event_of, plan)])
-    if plan.relay_deliveries:
+    if plan.outbox.deliveries:
         wake_workers(session)
     _raise_known_findings(session, plan, now)
     return results
@@ -180,33 +135,29 @@ def _prefetch(bulk: Bulk, plan: _Plan, events: list[TransferEvent], webhook_ids:
     recorded_where = [bulk.key_set("reference", {e.reference for e in events})]
     if webhook_ids:
         recorded_where.append(bulk.key_set("webhook_id", webhook_ids))
-    relay_wanted = wanted * _EVENTS_PER_DELIVERY
+    outbox_reads = plan.outbox.reads(events=wanted * _EVENTS_PER_DELIVERY, findings=wanted)
     (
         *_,
         transfers,
         recorded,
-        subscribers,
         transfer_ids,
         event_ids,
-        finding_ids,
+        subscribers,
         relay_ids,
+        finding_ids,
     ) = bulk.send(
         [
             *bulk.keyed_lookups_only(),
             _transfers_read(bulk, events, recorded_where),
             _events_read(recorded_where),
-            Statement(SUBSCRIBERS_SQL, (), returns_rows=True),
             bulk.reserve_ids("transfer", wanted),
             bulk.reserve_ids("webhook_event", wanted),
-            bulk.reserve_ids("finding", wanted),
-            bulk.reserve_ids("relay_event", relay_wanted),
+            *outbox_reads,
         ]
     )
-    plan.subscribers = as_subscribers(subscribers)
+    plan.outbox.take_reads(subscribers, relay_ids, finding_ids)
     plan.transfer_ids = iter(bulk.reserved(transfer_ids, wanted))
     plan.event_ids = iter(bulk.reserved(event_ids, wanted))
-    plan.finding_ids = iter(bulk.reserved(finding_ids, wanted))
-    plan.relay_ids = iter(bulk.reserved(relay_ids, relay_wanted))
     plan.by_reference, plan.by_provider = index_transfers(transfers)
     _hold_events(plan, recorded)
 
@@ -294,57 +245,36 @@ def _open(plan: _Plan, transfer: HeldTransfer, finding: NewFinding, applied: App
     if transfer.id not in plan.created:
         plan.findings.append((transfer, finding, applied))
         return
-    key = (transfer.id, finding.kind.value)
-    if key in plan.opened:
-        return  # already open: no change, no event
-    finding_id = next(plan.finding_ids)
-    stamp = plan.stamp
-    plan.opened[key] = (finding_id, transfer.id, finding.kind.value, finding.detail, stamp, stamp)
-    applied.findings.append(finding.kind)
-    data = payloads.finding_fields(
-        id=finding_id,
-        kind=finding.kind.value,
-        subject=Subject.TRANSFER,
+    if plan.outbox.open_finding(
+        transfer_id=transfer.id,
         reference=transfer.reference,
+        kind=finding.kind,
         detail=finding.detail,
-        opened_at=plan.now,
-        resolved_at=None,
-        acknowledged_at=None,
-    )
-    _relay(plan, transfer, RelayEventType.FINDING_OPENED, data)
+        next_sequence=lambda: _next_sequence(plan, transfer),
+    ):
+        applied.findings.append(finding.kind)
 
 
 def _relay(plan: _Plan, transfer: HeldTransfer, type: RelayEventType, data: dict[str, Any]) -> None:
-    """Take a relay event about the transfer into the plan: the next number of its sequence,
-    its row, and a pending delivery for each endpoint that takes the type."""
+    """Take a relay event about the transfer into the plan, numbered next in its sequence."""
+    assert transfer.id is not None
+    plan.outbox.event(
+        type=type,
+        subject=Subject.TRANSFER,
+        subject_id=transfer.id,
+        reference=transfer.reference,
+        sequence=_next_sequence(plan, transfer),
+        data=data,
+    )
+
+
+def _next_sequence(plan: _Plan, transfer: HeldTransfer) -> int:
+    """Raise the transfer's event sequence (held locked by the batch) and write it back."""
     assert transfer.id is not None
     transfer.event_sequence += 1
-    sequence = transfer.event_sequence
     row = plan.created.get(transfer.id) or plan.changes.setdefault(transfer.id, {})
-    row["event_sequence"] = sequence
-    row_id = next(plan.relay_ids)
-    event_id = new_event_id()
-    body = payloads.body(
-        event_id=event_id, type=type, timestamp=plan.now_iso, sequence=sequence, data=data
-    )
-    plan.relay_events.append(
-        (
-            row_id,
-            event_id,
-            type.value,
-            _TRANSFER,
-            transfer.id,
-            transfer.reference,
-            sequence,
-            body,
-            plan.stamp,
-        )
-    )
-    targets = takers(plan.subscribers, type)
-    if targets:
-        key = subject_key(Subject.TRANSFER, transfer.id)
-        for values in delivery_rows(row_id, targets, key=key, sequence=sequence, now=plan.stamp):
-            plan.relay_deliveries.append(tuple(values[name] for name in _RELAY_DELIVERY))
+    row["event_sequence"] = transfer.event_sequence
+    return transfer.event_sequence
 
 
 def _take(
@@ -387,13 +317,7 @@ def _write(bulk: Bulk, plan: _Plan) -> list[Statement]:
             "webhook_event", table_columns(EVENTS, ("id", *EVENT_COLUMNS)), plan.new_events
         ),
         *_update_transfers(bulk, plan),
-        *bulk.insert("finding", table_columns(_FINDINGS, _OPENED), list(plan.opened.values())),
-        *bulk.insert("relay_event", table_columns(_RELAY_EVENTS, _RELAY_EVENT), plan.relay_events),
-        *bulk.insert(
-            "relay_delivery",
-            table_columns(_RELAY_DELIVERIES, _RELAY_DELIVERY),
-            plan.relay_deliveries,
-        ),
+        *plan.outbox.writes(),
     ]
 
 
@@ -409,7 +333,7 @@ def _raise_known_findings(session: Session, plan: _Plan, now: dt.datetime) -> No
             detail=finding.detail,
             now=now,
             reference=transfer.reference,
-            endpoints=plan.subscribers,
+            endpoints=plan.outbox.subscribers,
         ):
             applied.findings.append(finding.kind)
     session.flush()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,10 @@ FORBIDDEN = {
     "relay": frozenset({"admin", "payments", "payrecon", "receiver", "reconcile"}),
     # A second, independent reading of the provider's specification: it shares no code.
     "sandbox": FIRST_PARTY - {"sandbox"},
+    # The ledger is the bottom layer: tables, queries and the outbox import nothing above them.
+    "ledger": FIRST_PARTY - {"ledger"},
+    # The provider client knows the provider's interface and nothing of the ledger above it.
+    "provider": FIRST_PARTY - {"provider"},
 }
 
 
@@ -111,5 +116,50 @@ def test_only_the_event_writing_wrapper_changes_findings() -> None:
         for path in sorted((ROOT / package).rglob("*.py"))
         if str(path.relative_to(ROOT)) not in FINDING_MODULES
         and (found := finding_changes_imported(path.read_text()))
+    }
+    assert wrong == {}
+
+
+# Who may write the rows the outbox owns (relay events and findings): the outbox itself, and
+# ledger/findings.py, the row primitive that only ledger.events.findings calls (above).
+OUTBOX_WRITERS = frozenset({"ledger/findings.py"})
+OUTBOX_PACKAGE = "ledger/events/"
+_OUTBOX_INSERTS = re.compile(
+    r"INSERT\s+INTO\s+(finding|relay_event)\b"
+    r"|\binsert\(\s*[\"'](finding|relay_event)[\"']"
+    r"|\binsert\(\s*(Finding|RelayEvent)\b"
+    r"|\bsession\.add\(\s*(Finding|RelayEvent)\(",
+    re.IGNORECASE,
+)
+
+
+def outbox_inserts(source: str) -> list[str]:
+    """The places in `source` that write finding or relay event rows, in any form we use."""
+    return [match.group(0) for match in _OUTBOX_INSERTS.finditer(source)]
+
+
+def test_outbox_inserts_found_in_every_form() -> None:
+    """Raw SQL, a bulk insert by table name, a Core insert and an ORM add all count; other
+    tables do not."""
+    assert outbox_inserts('sql = "INSERT INTO finding (kind) VALUES (?)"')
+    assert outbox_inserts('bulk.insert("relay_event", columns, rows)')
+    assert outbox_inserts("session.execute(insert(Finding).values(kind=k))")
+    assert outbox_inserts("session.add(Finding(kind=k))")
+    assert outbox_inserts('bulk.insert("transfer", columns, rows)') == []
+    assert outbox_inserts("session.execute(insert(DELIVERIES).values(row))") == []
+
+
+def test_only_the_outbox_writes_findings_and_relay_events() -> None:
+    """No module outside ledger/events (and the finding row primitive it wraps) inserts
+    finding or relay event rows: every such row is written with its event, by one package."""
+    wrong = {
+        relative: found
+        for package in sorted(FIRST_PARTY)
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if not (relative := str(path.relative_to(ROOT))).startswith(OUTBOX_PACKAGE)
+        and relative not in OUTBOX_WRITERS
+        and relative != "ledger/models.py"
+        and not relative.startswith("ledger/migrations/")
+        and (found := outbox_inserts(path.read_text()))
     }
     assert wrong == {}
