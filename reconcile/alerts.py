@@ -119,14 +119,6 @@ class AppriseSink:
             self._channels.append((notifier, _channel(plugin)))
         self.channels = len(urls)
 
-    def prepared(self, title: str, body: str) -> list[tuple[str, str, str]]:
-        """(title, body, declared format) as handed to apprise for each channel, in order."""
-        out = []
-        for _, channel in self._channels:
-            ready = prepare(title, body, channel)
-            out.append((ready.title, ready.body, ready.declare))
-        return out
-
     def send(self, title: str, body: str) -> str | None:
         """Notify every channel as plain text; the error text when one failed (never raises)."""
         import apprise

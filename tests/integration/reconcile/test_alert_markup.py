@@ -143,7 +143,7 @@ def test_a_hostile_reference_reaches_rocket_chat_inert_through_a_pass(engine: En
         amount=10_100,
         fee=100,
         status="successful",
-    )  # type: ignore[arg-type]
+    )
     capture = Capture()
     with running_server(capture.app()) as base:
         host = base.removeprefix("http://")
