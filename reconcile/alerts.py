@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import structlog
@@ -23,6 +23,7 @@ from ledger.models import Alert, Collection, Finding, Transfer
 from ledger.types import FindingKind
 from ledger.upsert import insert_ignore
 from reconcile.alert_hosts import refused_host
+from reconcile.alert_markup import Channel, Format, prepare
 from reconcile.alert_text import (
     TransferFacts,
     collection_alert,
@@ -78,38 +79,64 @@ def _outbound_url(url: str, timeout: float) -> str:
     query.setdefault("cto", f"{timeout:g}")
     query.setdefault("rto", f"{timeout:g}")
     query.setdefault("redirect", "no")  # a redirect could lead an alert to a private host
-    # Alerts are plain text (PRODUCT.md): a `?format=markdown|html` in the URL would make the
-    # channel render webhook-supplied text as markup again, so it is overridden.
-    query["format"] = "text"
+    # Alerts are plain text (PRODUCT.md): a `?format=` in the URL is dropped so every plugin
+    # keeps its native format and `reconcile.alert_markup` escapes for exactly that format
+    # (forcing `text` made Markdown-only services like Rocket.Chat skip all escaping).
+    query.pop("format", None)
     return urlunsplit(parts._replace(query=urlencode(query)))
 
 
+def _channel(plugin: Any) -> Channel:
+    import apprise
+
+    schemes: set[str] = set()
+    for attribute in ("protocol", "secure_protocol"):
+        value = getattr(plugin, attribute, None)
+        names = value if isinstance(value, tuple | list) else (value,)
+        schemes.update(str(name).lower() for name in names if name)
+    delivers: Format = plugin.resolve_format(apprise.NotifyFormat.TEXT).value
+    return Channel(schemes=frozenset(schemes), delivers=delivers)
+
+
 class AppriseSink:
-    """Every configured channel through one `apprise.Apprise()` instance."""
+    """Every configured channel through its own `apprise.Apprise()` instance.
+
+    One instance per channel, because each gets the alert escaped for its own format
+    (`reconcile.alert_markup`).
+    """
 
     def __init__(self, urls: Sequence[str], *, allow_insecure: bool, timeout: float) -> None:
         import apprise
 
         for url in urls:
             check_alert_url(url, allow_insecure=allow_insecure)
-        self._apprise = apprise.Apprise()
+        self._channels: list[tuple[Any, Channel]] = []
         for url in urls:
-            if not self._apprise.add(_outbound_url(url, timeout)):
+            plugin = apprise.Apprise.instantiate(_outbound_url(url, timeout))
+            notifier = apprise.Apprise()
+            if plugin is None or not notifier.add(plugin):
                 raise AlertURLError(f"{_scheme(url)}://… could not be configured")
+            self._channels.append((notifier, _channel(plugin)))
         self.channels = len(urls)
 
     def send(self, title: str, body: str) -> str | None:
         """Notify every channel as plain text; the error text when one failed (never raises)."""
         import apprise
 
-        try:
-            # Titles and bodies quote webhook content (references, reasons): declared as plain
-            # text, each channel escapes its own markup (Slack `<`, `>`, `&`; e-mail sends no
-            # HTML part) instead of rendering `<!channel>` or `<a href>` live.
-            ok = self._apprise.notify(title=title, body=body, body_format=apprise.NotifyFormat.TEXT)
-        except Exception as exc:  # a broken channel must never stop reconciliation
-            return f"{type(exc).__name__}: {exc}"
-        return None if ok else "at least one alert channel failed (see apprise's log line)"
+        errors: list[str] = []
+        for notifier, channel in self._channels:
+            # Titles and bodies quote webhook content (references, reasons): escaped for the
+            # format this channel renders, so `<!channel>`, `*bold*` or `<a href>` stay text.
+            ready = prepare(title, body, channel)
+            declared = apprise.NotifyFormat(ready.declare)
+            try:
+                ok = notifier.notify(title=ready.title, body=ready.body, body_format=declared)
+            except Exception as exc:  # a broken channel must never stop reconciliation
+                errors.append(f"{type(exc).__name__}: {exc}")
+                continue
+            if not ok:
+                errors.append("at least one alert channel failed (see apprise's log line)")
+        return "; ".join(dict.fromkeys(errors)) or None
 
 
 def _stale_step(age_seconds: float, stale_after: int) -> int:

@@ -139,27 +139,67 @@ def _is_table_rule_or_header(line: str) -> bool:
     return not words or "━" in line or words[0] == "Id" or (line[:1] == " " and len(words) < 3)
 
 
+_TABLE_ROW = re.compile(r"^\s+\d+\s")
+_DATE = re.compile(r"^(\d{4}-\d\d-\d\d|TIME)")
+
+
+def _detail_words(cells: list[str]) -> list[str]:
+    """The words of a findings row after id, kind and reference, up to its opened time."""
+    words = []
+    for word in cells[3:]:
+        if _DATE.match(word):
+            break
+        words.append(word)
+    return words
+
+
+def _row_found(line: str, lines: list[str]) -> bool:
+    """A table row (as a terminal shows it) matches a line with the same id, kind and
+    reference whose detail starts with the row's detail words (a wrapped cell goes on below)."""
+    cells = line.split()
+    wanted = _detail_words(cells)
+    return any(
+        a.split()[:3] == cells[:3] and _detail_words(a.split())[: len(wanted)] == wanted
+        for a in lines
+    )
+
+
+def _same_keys(wanted: object, actual: object) -> bool:
+    """True when both are dicts with the same keys, nested dicts included (values aside)."""
+    if not isinstance(wanted, dict) or not isinstance(actual, dict):
+        return not isinstance(wanted, dict) and not isinstance(actual, dict)
+    return wanted.keys() == actual.keys() and all(
+        _same_keys(value, actual[key]) for key, value in wanted.items()
+    )
+
+
 def missing_lines(printed: str, actual: str) -> list[str]:
     """The lines of a doc's printed output that the actual output does not show.
 
     Volatile parts (references, keys, times, ports) are ignored; a line ending in `…` is a
-    prefix; a JSON object matches one that has at least its keys with the same values; a
-    table row matches on its first three cells (id, kind, reference); header and rule lines
-    of a table are not compared.
+    prefix; a JSON object matches one with exactly its keys (nested objects included, so a
+    key the command added or dropped is reported) and the same values; a table row matches on
+    its first three cells (id, kind, reference) and the start of its detail (so kobo printed
+    where naira is shown is reported); header, rule and wrapped lines of a table are not
+    compared.
     """
     lines = [_steady(line) for line in actual.splitlines()]
     objects = [_json_object(line) for line in lines]
     missing = []
+    in_table = False
     for raw in printed.splitlines():
         line = _steady(raw)
-        if _is_table_rule_or_header(line):
+        in_table = (in_table or "━" in line) and bool(line.strip())
+        if _is_table_rule_or_header(line) or (
+            in_table and line[:1] == " " and not _TABLE_ROW.match(line)
+        ):
             continue
         if line.endswith("…"):
             found = any(a.startswith(line.removesuffix("…").rstrip()) for a in lines)
         elif (wanted := _json_object(line)) is not None:
-            found = any(o is not None and wanted.items() <= o.items() for o in objects)
-        elif re.match(r"^\s+\d+\s", line):
-            found = any(a.split()[:3] == line.split()[:3] for a in lines)
+            found = any(o is not None and o == wanted and _same_keys(wanted, o) for o in objects)
+        elif _TABLE_ROW.match(line):
+            found = _row_found(line, lines)
         else:
             found = line in lines
         if not found:

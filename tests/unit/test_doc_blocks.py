@@ -68,7 +68,7 @@ def test_a_changed_figure_is_missing_and_volatile_parts_are_not() -> None:
     )
     same = (
         "WALK-1: sent — ₦15,000.00, provider reference TRF_BBBB2222, status pending\n"
-        '{"confirmed": 2, "checked": 3, "pending": 1}\n'
+        '{"confirmed": 2, "checked": 3}\n'
         "listening on http://127.0.0.1:41001\n"
         '{"faults":{"seed":null,"webhook_drop":0.0}}\n'
         "   1   fee_mismatch   WALK-3   fees differ   2026-11-23T10:00:00.000001Z   open\n"
@@ -87,3 +87,27 @@ def test_only_the_printed_ports_change() -> None:
         "export A=50001 B=50002\ncurl http://127.0.0.1:50001/x --amount 18000 --port 50002\n"
     )
     assert not re.search(r"\b8[01]00\b", replaced)
+
+
+def test_a_key_added_or_dropped_by_the_command_is_missing() -> None:
+    """A printed JSON object must show every key the command prints, nested ones included."""
+    printed = '{"checked": 3, "collections": {"checked": 0}}\n'
+    assert missing_lines(printed, '{"collections": {"checked": 0}, "checked": 3}') == []
+    assert missing_lines(printed, '{"checked": 3, "collections": {"checked": 0}, "new": 0}')
+    assert missing_lines(printed, '{"checked": 3, "collections": {"checked": 0, "new": 0}}')
+    assert missing_lines(printed, '{"checked": 3}')
+
+
+def test_a_findings_row_is_compared_on_its_detail_and_wrapped_lines_are_skipped() -> None:
+    """A row's detail must start the same (naira, not kobo); its wrapped tail is not compared."""
+    printed = (
+        "  Id   Kind           Reference   Detail                                 Opened (UTC)\n"
+        " ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━\n"
+        "   1   fee_mismatch   WALK-3      fees differ: quoted ₦25.00, webhook    2026-11-26 09:49"
+        "   open\n"
+        "                                  ₦25.50, provider ₦25.00\n"
+    )
+    naira = "1\tfee_mismatch\tWALK-3\tfees differ: quoted ₦25.00, webhook ₦25.50, provider ₦25.00"
+    kobo = "1\tfee_mismatch\tWALK-3\tfees differ: quoted 2500, webhook 2550, provider 2500 kobo"
+    assert missing_lines(printed, naira + "\t2026-11-26T09:49:55.2Z\topen") == []
+    assert len(missing_lines(printed, kobo + "\t2026-11-26T09:49:55.2Z\topen")) == 1
