@@ -5,11 +5,14 @@ scanning every subject per line: the line's texts are cut into candidate tokens,
 looked up in a dict (or, in the shell, an index) of references.
 
 A token is any stretch of one whitespace-free run of the text that starts at the start of a
-run of letters and digits and ends at the end of one: `"TRF/PSP-0042/fee"` gives `TRF`,
-`TRF/PSP`, `TRF/PSP-0042`, …, `PSP-0042`, `0042`, `0042/fee`, `fee`. So a reference is found
-wherever it stands between separators, and never inside a longer word or number (`PSP-004`
-is not found in `PSP-0042`). Tokens and references are compared upper-cased (banks often
-upper-case narrations): `reference_key` is the one normalisation both sides use.
+run of letters and digits and ends at the end of one, 4 to 100 characters long:
+`"TRF/PSP-0042/fee"` gives `TRF/PSP`, `TRF/PSP-0042`, `TRF/PSP-0042/FEE`, `PSP-0042`,
+`PSP-0042/FEE`, `0042` and `0042/FEE`. So a reference is found wherever it stands between
+separators, and never inside a longer word or number (`PSP-004` is not found in
+`PSP-0042`). When several references are found, the matcher takes the longest (`ORD-1` and
+`ORD-1-RETRY` both stand in `ORD-1-RETRY`: it is the latter's line). Tokens and references
+are compared upper-cased (banks often upper-case narrations): `reference_key` is the one
+normalisation both sides use, so the shell's index is on the upper-cased references.
 """
 
 from __future__ import annotations
