@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import datetime as dt
 
-from statements.facts import AccountKind, LineMatch, LineRole, LineState, SubjectStatus
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from statements.facts import (
+    AccountKind,
+    LineMatch,
+    LineRole,
+    LineState,
+    StatementLine,
+    Subject,
+    SubjectStatus,
+)
 from statements.matching import (
     Coverage,
     Mismatch,
@@ -288,3 +299,51 @@ def test_the_part_of_a_subject_not_on_the_statement_is_what_is_missing() -> None
     reversed_later = transfer(status=SubjectStatus.REVERSED, reversed_on=DAY + dt.timedelta(1))
     done = line(3, 502_500, state=LineState.MATCHED, match=matched_to(reversed_later, R.PAYOUT))
     assert missing_from_statement([reversed_later], [done], COVER) == []
+
+
+def test_a_kept_match_is_checked_again_against_the_ledgers_current_figures() -> None:
+    """The provider later confirmed another fee: the matched fee line becomes a mismatch."""
+    kept = line(1, 2_500, state=LineState.MATCHED, match=matched_to(T, R.PAYOUT_FEE))
+    refeed = transfer(fee=3_000)
+    result = match_lines([kept], [refeed])
+    assert result.mismatches == (Mismatch(1, T.ref, R.PAYOUT_FEE, 2_500, 3_000),)
+    assert not result.decisions[0].changed
+
+
+AMOUNTS = st.sampled_from([2_500, 500_000, 502_500])
+
+
+@st.composite
+def unreferenced(draw: st.DrawFn) -> tuple[list[StatementLine], list[Subject]]:
+    facts = [
+        transfer(f"ORD-{i}", provider_reference=None, amount=draw(AMOUNTS),
+                 fee=draw(st.sampled_from([0, 2_500])),
+                 status=draw(st.sampled_from(list(SubjectStatus))),
+                 date=DAY + dt.timedelta(draw(st.integers(-3, 3))))
+        for i in range(draw(st.integers(0, 4)))
+    ]  # fmt: skip
+    lines = [
+        line(i, draw(AMOUNTS), draw(st.sampled_from([DEBIT, CREDIT])), narration="NIP TRANSFER",
+             kind=draw(st.sampled_from(list(AccountKind))),
+             date=DAY + dt.timedelta(draw(st.integers(-3, 3))))
+        for i in range(draw(st.integers(0, 6)))
+    ]  # fmt: skip
+    return lines, facts
+
+
+@settings(max_examples=500, deadline=None)
+@given(unreferenced())
+def test_lines_naming_nothing_are_never_matched_and_suggestions_are_one_to_one(
+    drawn: tuple[list[StatementLine], list[Subject]],
+) -> None:
+    """Amount and date alone only suggest, each candidate to one line, and pairs both ways."""
+    lines, facts = drawn
+    decisions = match_lines(lines, facts).decisions
+    assert all(d.state in (LineState.SUGGESTED, LineState.UNMATCHED) for d in decisions)
+    suggested = {d.line: d.match for d in decisions if d.state is LineState.SUGGESTED}
+    to_subjects = [m for m in suggested.values() if m is not None and m.subject is not None]
+    assert len(to_subjects) == len(set(to_subjects))
+    for id, match in suggested.items():
+        assert match is not None
+        if match.line is not None:
+            assert suggested[match.line] == LineMatch(line=id)
