@@ -20,6 +20,7 @@ FIRST_PARTY = frozenset(
         "reconcile",
         "relay",
         "sandbox",
+        "statements",
     }
 )
 # Package -> the first-party packages its modules may not import (docs/architecture.md).
@@ -37,6 +38,9 @@ FORBIDDEN = {
     "ledger": FIRST_PARTY - {"ledger"},
     # The provider client knows the provider's interface and nothing of the ledger above it.
     "provider": FIRST_PARTY - {"provider"},
+    # Pure parsers, matcher and tie-out: bytes and facts in, typed values out; the shells
+    # that feed them from the ledger sit above.
+    "statements": FIRST_PARTY - {"statements"},
 }
 
 
