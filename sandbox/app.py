@@ -20,6 +20,7 @@ from sandbox.http import failed
 from sandbox.openapi import build_openapi
 from sandbox.provider_routes import provider_routes
 from sandbox.scheduler import Runtime
+from sandbox.statement_routes import statement_routes
 from sandbox.state import World
 from sandbox.webhooks import WebhookDispatcher
 
@@ -77,7 +78,7 @@ def create_app(config: SandboxConfig | None = None) -> Starlette:
             await runtime.stop()
             await client.aclose()
 
-    routes = [*provider_routes(), *control_routes(), Route("/openapi.json", _openapi)]
+    routes = [*provider_routes(), *control_routes(), *statement_routes(), Route("/openapi.json", _openapi)]
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
