@@ -90,10 +90,15 @@ def _mt940_balance(tag: str, kobo: int, day: date) -> str:
 def _mt940_line(line: Movement) -> list[str]:
     mark = "D" if line.direction is Direction.DEBIT else "C"
     reference = line.reference
+    narration = _clean(line.narration)
+    if reference not in narration:
+        # The :86: field always carries the full reference (a reader may take it from there
+        # rather than from :61:'s `//` part).
+        narration = f"{narration} / {reference}"
     return [
         f":61:{line.day:%y%m%d}{line.day:%m%d}{mark}{_plain(line.amount, ',')}NTRF"
         f"{reference[:16]}//{reference}",
-        f":86:{_clean(line.narration)}",
+        f":86:{narration}",
     ]
 
 
