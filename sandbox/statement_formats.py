@@ -54,9 +54,7 @@ def rows(statement: Statement) -> list[list[str]]:
         day = line.day.isoformat()
         debit = naira(line.amount) if line.direction is Direction.DEBIT else ""
         credit = naira(line.amount) if line.direction is Direction.CREDIT else ""
-        table.append(
-            [day, day, line.reference, line.narration, debit, credit, naira(line.balance)]
-        )
+        table.append([day, day, line.reference, line.narration, debit, credit, naira(line.balance)])
     return table
 
 
@@ -142,7 +140,9 @@ def to_camt053(statement: Statement, *, created: str) -> bytes:
     ET.register_namespace("", CAMT_NAMESPACE)
     document = ET.Element(f"{{{CAMT_NAMESPACE}}}Document")
     root = _sub(document, "BkToCstmrStmt")
-    identifier = f"STMT-{statement.account}-{statement.first_day:%Y%m%d}-{statement.last_day:%Y%m%d}"
+    identifier = (
+        f"STMT-{statement.account}-{statement.first_day:%Y%m%d}-{statement.last_day:%Y%m%d}"
+    )
     header = _sub(root, "GrpHdr")
     _sub(header, "MsgId", identifier)
     _sub(header, "CreDtTm", created)
@@ -164,7 +164,8 @@ def to_camt053(statement: Statement, *, created: str) -> bytes:
         _sub(entry, "ValDt/Dt", line.day.isoformat())
         _sub(entry, "BkTxCd/Prtry/Cd", "NTRF")
         _sub(entry, "AddtlNtryInf", _clean(line.narration))
-    return ET.tostring(document, encoding="utf-8", xml_declaration=True)
+    written: bytes = ET.tostring(document, encoding="utf-8", xml_declaration=True)
+    return written
 
 
 def render(statement: Statement, fmt: str, *, created: str) -> bytes:

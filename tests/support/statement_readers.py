@@ -84,9 +84,7 @@ def read_xlsx(body: bytes) -> Read:
 
 
 _MT_BALANCE = re.compile(r"([CD])([0-9]{6})NGN([0-9]+),([0-9]{2})")
-_MT_LINE = re.compile(
-    r"([0-9]{6})([0-9]{4})([CD])([0-9]+),([0-9]{2})NTRF([^/]{1,16})//(\S+)"
-)
+_MT_LINE = re.compile(r"([0-9]{6})([0-9]{4})([CD])([0-9]+),([0-9]{2})NTRF([^/]{1,16})//(\S+)")
 
 
 def _mt_amount(mark: str, whole: str, fraction: str) -> int:

@@ -19,6 +19,7 @@ FIRST_PARTY = frozenset(
         "reconcile",
         "relay",
         "sandbox",
+        "statements",
     }
 )
 # Package -> the first-party packages its modules may not import (docs/architecture.md).

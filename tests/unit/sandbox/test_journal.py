@@ -212,7 +212,10 @@ def test_statement_drop_line_leaves_out_that_movement_and_keeps_true_balances():
     truth = world.movements()
     statement = world.wallet_statement(None, None)
     assert [m.sequence for m in statement.lines] == [1, 3, 4]
-    assert [m.balance for m in statement.lines] == [truth[0].balance, *[m.balance for m in truth[2:]]]
+    assert [m.balance for m in statement.lines] == [
+        truth[0].balance,
+        *[m.balance for m in truth[2:]],
+    ]
     assert statement.closing_balance == world.balance
     assert statement.lines[1].balance != statement.lines[0].balance - statement.lines[1].amount
 
@@ -245,7 +248,7 @@ def test_statement_unknown_debit_is_a_real_payout_under_a_reference_no_lookup_kn
     the wallet really lost them."""
     world, _ = _world(Faults(statement_unknown_debit=1.0))
     _pay(world, "mine")
-    mine, mine_fee, outside, outside_fee = world.movements()
+    mine, _mine_fee, outside, outside_fee = world.movements()
     assert (outside.kind, outside_fee.kind) == (Kind.OUTSIDE_PAYOUT, Kind.OUTSIDE_PAYOUT_FEE)
     assert outside.reference == outside_fee.reference != mine.reference
     assert outside.reference.startswith("TRF_") and len(outside.reference) == 20
@@ -275,13 +278,21 @@ def test_a_journal_posting_of_zero_is_no_line_and_a_negative_one_flips():
     journal = Journal("X", 100)
     assert (
         journal.post(
-            time=0.0, kind=Kind.FUNDING, direction=Direction.CREDIT, amount=0, reference="r",
+            time=0.0,
+            kind=Kind.FUNDING,
+            direction=Direction.CREDIT,
+            amount=0,
+            reference="r",
             narration="n",
         )
         is None
     )
     line = journal.post(
-        time=0.0, kind=Kind.COLLECTION, direction=Direction.CREDIT, amount=-5, reference="r",
+        time=0.0,
+        kind=Kind.COLLECTION,
+        direction=Direction.CREDIT,
+        amount=-5,
+        reference="r",
         narration="n",
     )
     assert line is not None and (line.direction, line.amount, line.balance) == (
