@@ -112,9 +112,21 @@ def test_reverse_after_success_fault_reverses_on_its_own(start_sandbox, receiver
     assert attempts[0].dropped == ("reverse_webhook_dropped" in truth["faults"])
 
 
-def test_fault_route_refuses_bad_values_for_the_new_keys(shared_sandbox):
-    """Out-of-range reversal and statement fault values are 422 naming the key."""
-    with shared_sandbox.control() as control:
+def test_fault_route_takes_the_new_keys_and_refuses_bad_values(start_sandbox):
+    """Good reversal and statement fault values are taken as given; out-of-range ones are
+    422 naming the key."""
+    box = start_sandbox()
+    good = {
+        "reverse_after_success": 0.5,
+        "reverse_after_seconds": 2,
+        "statement_drop_line": 2,
+        "statement_unknown_debit": 0.25,
+        "statement_fee_drift": 1,
+    }
+    with box.control() as control:
+        taken = control.post("/_sandbox/faults", json=good)
+        assert taken.status_code == 200
+        assert {key: taken.json()["faults"][key] for key in good} == good
         for body in (
             {"reverse_after_success": 1.5},
             {"statement_drop_line": -1},
