@@ -21,6 +21,7 @@ from sandbox.openapi import build_openapi
 from sandbox.provider_routes import provider_routes
 from sandbox.scheduler import Runtime
 from sandbox.state import World
+from sandbox.statement_routes import statement_routes
 from sandbox.webhooks import WebhookDispatcher
 
 logger = logging.getLogger(__name__)
@@ -77,7 +78,12 @@ def create_app(config: SandboxConfig | None = None) -> Starlette:
             await runtime.stop()
             await client.aclose()
 
-    routes = [*provider_routes(), *control_routes(), Route("/openapi.json", _openapi)]
+    routes = [
+        *provider_routes(),
+        *control_routes(),
+        *statement_routes(),
+        Route("/openapi.json", _openapi),
+    ]
     app = Starlette(
         routes=routes,
         lifespan=lifespan,

@@ -48,6 +48,23 @@ async def set_wallet(request: Request) -> JSONResponse:
     return success({"balance": balance}, "Wallet balance set")
 
 
+async def fund_wallet(request: Request) -> JSONResponse:
+    """POST /_sandbox/wallet/fund {"amount": kobo}: a top-up from the merchant's bank account."""
+    fields = Fields(await json_body(request))
+    amount = fields.kobo("amount")
+    fields.done()
+    assert amount is not None
+    world = world_of(request)
+    movement = world.fund(amount)
+    data = {"reference": movement.reference, "amount": amount, "balance": world.balance}
+    return success(data, "Wallet funded", status_code=201)
+
+
+async def get_movements(request: Request) -> JSONResponse:
+    """GET /_sandbox/wallet/movements: every wallet movement, the truth behind the statement."""
+    return JSONResponse({"movements": [m.record() for m in world_of(request).movements()]})
+
+
 async def set_webhook_url(request: Request) -> JSONResponse:
     """POST /_sandbox/webhook-url {"url": str | null}."""
     data = await json_body(request)
@@ -125,8 +142,26 @@ async def complete_transfer(request: Request) -> JSONResponse:
     assert status is not None
     world = world_of(request)
     event = world.force_complete(request.path_params["reference"], Status(status), reason)
-    runtime_of(request).submit(event)
+    runtime = runtime_of(request)
+    runtime.submit(event)
+    runtime.wake()  # a success may have scheduled its reversal (reverse_after_success)
     return JSONResponse(world.transfer_view(event.reference))
+
+
+async def reverse_transfer(request: Request) -> JSONResponse:
+    """POST /_sandbox/transfers/{reference}/reverse {"reason", "webhook"}: a successful
+    transfer comes back (409 unless successful, 404 unknown)."""
+    fields = Fields(await json_body(request))
+    reason = fields.string("reason", max_length=500)
+    webhook = fields.boolean("webhook")
+    fields.done()
+    assert reason is not None and webhook is not None
+    world = world_of(request)
+    reference = request.path_params["reference"]
+    event = world.reverse(reference, reason, webhook=webhook)
+    if event is not None:
+        runtime_of(request).submit(event)
+    return JSONResponse(world.transfer_view(reference))
 
 
 async def list_transfers(request: Request) -> JSONResponse:
@@ -189,6 +224,8 @@ def control_routes() -> list[Route]:
     return [
         Route("/_sandbox/wallet", get_wallet, methods=["GET"]),
         Route("/_sandbox/wallet", set_wallet, methods=["POST"]),
+        Route("/_sandbox/wallet/fund", fund_wallet, methods=["POST"]),
+        Route("/_sandbox/wallet/movements", get_movements, methods=["GET"]),
         Route("/_sandbox/webhook-url", set_webhook_url, methods=["POST"]),
         Route("/_sandbox/whitelist", get_whitelist, methods=["GET"]),
         Route("/_sandbox/whitelist", set_whitelist, methods=["POST"]),
@@ -197,6 +234,7 @@ def control_routes() -> list[Route]:
         Route("/_sandbox/whitelist/entries/{entry_id}", delete_whitelist_entry, methods=["DELETE"]),
         Route("/_sandbox/transfers", list_transfers, methods=["GET"]),
         Route("/_sandbox/transfers/{reference}/complete", complete_transfer, methods=["POST"]),
+        Route("/_sandbox/transfers/{reference}/reverse", reverse_transfer, methods=["POST"]),
         Route("/_sandbox/collections/{reference}/pay", pay_collection, methods=["POST"]),
         Route("/_sandbox/faults", get_faults, methods=["GET"]),
         Route("/_sandbox/faults", set_faults, methods=["POST"]),

@@ -9,6 +9,8 @@ SandboxError
       ├── AuthenticationError   401 {"status": "failed", "message": "Unauthenticated"}
       ├── ForbiddenError        403 (whitelist refusals carry `message` only, spec)
       ├── RefusalError          400 {"status": "failed", "message": CAUSE}
+      ├── BadQueryError         400 {"status": "failed", "message": "Invalid query",
+      │                              "errors": {parameter: reason}}
       ├── NotFoundError         404 {"status": "failed", "message": ...}
       ├── ConflictError         409 {"status": "failed", "message": ...}
       ├── RateLimitedError      429 + Retry-After
@@ -75,6 +77,14 @@ class RefusalError(ApiError):
 
     def __init__(self, message: str) -> None:
         super().__init__(400, _failed(message))
+
+
+class BadQueryError(ApiError):
+    """A query parameter (a statement's dates or format) is unusable: 400."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__(400, {**_failed("Invalid query"), "errors": dict(errors)})
+        self.errors = dict(errors)
 
 
 class NotFoundError(ApiError):

@@ -46,6 +46,11 @@ class Faults:
     collection_late: float = 0.0
     lookup_garbage: float = 0.0
     collection_late_seconds: float = 60.0
+    reverse_after_success: float = 0.0
+    reverse_after_seconds: float = 5.0
+    statement_drop_line: int = 0
+    statement_unknown_debit: float = 0.0
+    statement_fee_drift: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         """Every key with its value, as the control route shows it."""
@@ -69,6 +74,9 @@ _PROBABILITIES = frozenset(
         "enquiry_unavailable",
         "collection_late",
         "lookup_garbage",
+        "reverse_after_success",
+        "statement_unknown_debit",
+        "statement_fee_drift",
     }
 )
 _SECONDS = frozenset(
@@ -78,9 +86,10 @@ _SECONDS = frozenset(
         "lookup_latency",
         "enquiry_slow",
         "collection_late_seconds",
+        "reverse_after_seconds",
     }
 )
-_COUNTS = frozenset({"lookup_retry_after", "enquiry_rate_limit"})
+_COUNTS = frozenset({"lookup_retry_after", "enquiry_rate_limit", "statement_drop_line"})
 _MAX_SECONDS = 3600.0
 
 # Per-transfer decisions, drawn in this fixed order so that a run is reproducible.
@@ -104,6 +113,15 @@ TAMPER_AMOUNT_DELTA = 100
 TAMPER_FEE_DELTA = 50
 FEE_DRIFT_DELTA = 500
 FAIL_RATE_REASON = "Transfer declined by beneficiary bank"
+# Per-transfer statement faults, drawn at initiation from their own stream (so adding them
+# changed none of the draws above).
+STATEMENT_FAULTS: tuple[str, ...] = ("statement_fee_drift", "statement_unknown_debit")
+# How far a statement's fee line moves from the fee the lookup answers, in kobo (₦5).
+STATEMENT_FEE_DRIFT_DELTA = 500
+# Drawn when a transfer succeeds: is it reversed later, and is that webhook then dropped?
+REVERSAL_FAULTS: tuple[str, ...] = ("reverse_after_success",)
+REVERSAL_WEBHOOK_DROP = 0.5
+REVERSAL_REASON = "Transfer reversed by beneficiary bank"
 
 
 def fault_keys() -> tuple[str, ...]:
@@ -204,3 +222,21 @@ class Dice:
             return False
         with self._lock:
             return self._rng.random() < probability
+
+
+def decide_reversal(faults: Faults, seed: int, merchant_reference: str) -> tuple[bool, bool]:
+    """(reversed later, its webhook dropped) for a transfer that just succeeded.
+
+    Drawn from the transfer's own streams, so a run with the same seed and references
+    reverses the same transfers and drops the same webhooks.
+    """
+    hit = decide_transfer_faults(faults, seed, f"{merchant_reference}#reverse", REVERSAL_FAULTS)
+    dropped = random.Random(f"{seed}:{merchant_reference}#reverse-webhook").random()
+    return bool(hit), dropped < REVERSAL_WEBHOOK_DROP
+
+
+def outside_payout_amount(seed: int, merchant_reference: str) -> int:
+    """The amount (kobo, whole naira from ₦1,000 to ₦50,000) of the payout someone made outside
+    payrecon beside the transfer with this merchant reference (`statement_unknown_debit`)."""
+    rng = random.Random(f"{seed}:{merchant_reference}#outside")
+    return rng.randint(1_000, 50_000) * 100

@@ -53,6 +53,7 @@ class Transfer:
     forced: bool = False
     webhook_amount: int | None = None
     webhook_fee: int | None = None
+    reversed_at: float | None = None  # a success reversed later (its status is then failed)
 
     def transaction(self) -> dict[str, Any]:
         """The lookup answer's `data` (GET /v1/transaction/{reference})."""
@@ -81,6 +82,7 @@ class Transfer:
             "forced": self.forced,
             "webhook_amount": self.webhook_amount,
             "webhook_fee": self.webhook_fee,
+            "reversed_at": iso(self.reversed_at),
         }
 
 

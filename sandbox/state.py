@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import date
 from typing import Any
 
 from sandbox.accounts import Behaviour, find_account
@@ -33,13 +34,30 @@ from sandbox.faults import (
     COLLECTION_FAULTS,
     FAIL_RATE_REASON,
     FEE_DRIFT_DELTA,
+    REVERSAL_REASON,
+    STATEMENT_FAULTS,
+    STATEMENT_FEE_DRIFT_DELTA,
     TAMPER_AMOUNT_DELTA,
     TAMPER_FEE_DELTA,
     Dice,
     Faults,
+    decide_reversal,
     decide_transfer_faults,
+    outside_payout_amount,
 )
 from sandbox.fees import transfer_fee
+from sandbox.journal import (
+    BANK_ACCOUNT,
+    BANK_OPENING_BALANCE,
+    MERCHANT_BANK_ACCOUNT_NUMBER,
+    WALLET_ACCOUNT,
+    Direction,
+    Journal,
+    Kind,
+    Movement,
+    Statement,
+    lagos_day,
+)
 from sandbox.models import (
     Collection,
     EventType,
@@ -56,6 +74,8 @@ FORCED_FAILURE_REASON = "Transfer failed"
 _WEBHOOK_FAULTS = frozenset(
     {"webhook_drop", "webhook_duplicate", "webhook_delay", "webhook_reorder"}
 )
+# The account a payout made outside payrecon goes to (statement_unknown_debit): Zenith Bank.
+_OUTSIDE_PAYEE = ("057", "0570000015")
 
 
 class World:
@@ -66,7 +86,8 @@ class World:
         self.clock = clock
         self.seed = config.seed if config.seed is not None else secrets.randbits(32)
         self._lock = threading.RLock()
-        self._balance = config.wallet_balance
+        self._wallet = Journal(WALLET_ACCOUNT, config.wallet_balance)
+        self._bank = Journal(BANK_ACCOUNT, BANK_OPENING_BALANCE)
         self._webhook_url = config.webhook_url
         self._faults = config.faults
         self._dice = Dice(self._fault_seed())
@@ -74,6 +95,8 @@ class World:
         self._collections = CollectionBook(clock, config.collection_ttl)
         self._merchant_refs: dict[str, str] = {}  # merchant reference → provider reference
         self._schedule: list[tuple[float, int, str]] = []
+        self._reversals: list[tuple[float, int, str]] = []  # the reverse_after_success fault
+        self._issued: set[str] = set()  # every provider reference handed out
         self._sequence = itertools.count()
         self._attempts: list[WebhookAttempt] = []
         self._injected: Counter[str] = Counter()
@@ -86,12 +109,74 @@ class World:
     @property
     def balance(self) -> int:
         """The wallet balance in kobo."""
-        return self._balance
+        return self._wallet.balance
 
     def set_balance(self, balance: int) -> None:
-        """Set the wallet balance (control route)."""
+        """Set the wallet balance (control route); the journal records the difference as an
+        adjustment, so it still adds up to the balance."""
         with self._lock:
-            self._balance = balance
+            if balance == self._wallet.balance:
+                return
+            self._post(
+                Kind.ADJUSTMENT,
+                Direction.CREDIT,
+                balance - self._wallet.balance,
+                self._new_reference("ADJ_", f"adjustment:{next(self._sequence)}"),
+                "Balance set by sandbox control",
+            )
+
+    def _post(
+        self, kind: Kind, direction: Direction, amount: int, reference: str, narration: str
+    ) -> Movement | None:
+        """Move the wallet, recording the movement in its journal (caller holds the lock)."""
+        return self._wallet.post(
+            time=self.clock(),
+            kind=kind,
+            direction=direction,
+            amount=amount,
+            reference=reference,
+            narration=narration,
+        )
+
+    def fund(self, amount: int) -> Movement:
+        """Top up the wallet from the merchant's bank account: a funding credit on the wallet
+        and the same debit, with the same reference, on the bank account."""
+        with self._lock:
+            reference = self._new_reference("FND_", f"funding:{next(self._sequence)}")
+            movement = self._post(
+                Kind.FUNDING,
+                Direction.CREDIT,
+                amount,
+                reference,
+                f"Funding from bank account {MERCHANT_BANK_ACCOUNT_NUMBER}",
+            )
+            self._bank.post(
+                time=movement.time if movement else self.clock(),
+                kind=Kind.FUNDING,
+                direction=Direction.DEBIT,
+                amount=amount,
+                reference=reference,
+                narration="Transfer to provider wallet",
+            )
+            assert movement is not None  # amount > 0 (the route checks it)
+            return movement
+
+    def movements(self) -> list[Movement]:
+        """Every wallet movement so far, oldest first."""
+        with self._lock:
+            return self._wallet.movements()
+
+    def wallet_statement(self, since: date | None, until: date | None) -> Statement:
+        """The wallet's statement for a range of Lagos days (statement_drop_line applied)."""
+        with self._lock:
+            today = lagos_day(self.clock())
+            drop = self._faults.statement_drop_line
+            return self._wallet.statement(since, until, today=today, drop=drop)
+
+    def bank_statement(self, since: date | None, until: date | None) -> Statement:
+        """The merchant's bank account statement (its fundings of the wallet)."""
+        with self._lock:
+            return self._bank.statement(since, until, today=lagos_day(self.clock()))
 
     @property
     def webhook_url(self) -> str | None:
@@ -153,9 +238,12 @@ class World:
             if account is None or account.behaviour is Behaviour.ENQUIRY_FAILS:
                 raise RefusalError("Account not found")
             fee = transfer_fee(amount)
-            if self._balance < amount + fee:
+            if self._wallet.balance < amount + fee:
                 raise RefusalError("Insufficient funds")
             faults = set(decide_transfer_faults(self._faults, self._fault_seed(), reference))
+            statement_faults = decide_transfer_faults(
+                self._faults, self._fault_seed(), f"{reference}#statement", STATEMENT_FAULTS
+            )
             if account.behaviour is Behaviour.FAILS_AFTER_PENDING:
                 faults.discard("fail_rate")  # it fails anyway; the fault changes nothing
                 planned, reason = Status.FAILED, account.failure_reason
@@ -176,24 +264,65 @@ class World:
                 created_at=now,
                 planned_status=planned,
                 planned_reason=reason,
-                faults=frozenset(faults),
+                faults=frozenset(faults | (statement_faults - {"statement_unknown_debit"})),
             )
-            self._balance -= amount + fee
             self._transfers[transfer.reference] = transfer
             self._merchant_refs[reference] = transfer.reference
+            self._debit_payout(transfer, bank_code, account_number)
+            if "statement_unknown_debit" in statement_faults:
+                self._outside_payout(reference)
             never = account.behaviour is Behaviour.STAYS_PENDING or "stuck_pending" in faults
             if self.config.complete_after is not None and not never:
                 due = now + self.config.complete_after
                 heapq.heappush(self._schedule, (due, next(self._sequence), transfer.reference))
             return transfer
 
+    def _debit_payout(self, transfer: Transfer, bank_code: str, account_number: str) -> None:
+        """The payout's two wallet lines: the amount, then the fee charged.
+
+        The fee line is what the wallet really loses: with `fee_drift` the drifted fee (the
+        lookup answers it too, once completed), with `statement_fee_drift` 500 kobo more than
+        the lookup will ever answer.
+        """
+        bank = bank_by_code(bank_code)
+        bank_name = bank.name if bank else bank_code
+        fee = transfer.fee_quoted
+        if "fee_drift" in transfer.faults:
+            fee += FEE_DRIFT_DELTA
+        if "statement_fee_drift" in transfer.faults:
+            fee += STATEMENT_FEE_DRIFT_DELTA
+        narration = f"Transfer to {account_number} {bank_name} / {transfer.merchant_reference}"
+        self._post(Kind.PAYOUT, Direction.DEBIT, transfer.amount, transfer.reference, narration)
+        self._post(
+            Kind.PAYOUT_FEE, Direction.DEBIT, fee, transfer.reference, f"Fee: {transfer.reference}"
+        )
+
+    def _outside_payout(self, merchant_reference: str) -> None:
+        """statement_unknown_debit: someone pays out from the provider's dashboard, so the
+        wallet really loses the money under a TRF_ reference payrecon never saw."""
+        seed = self._fault_seed()
+        amount = outside_payout_amount(seed, merchant_reference)
+        fee = transfer_fee(amount)
+        if self._wallet.balance < amount + fee:
+            return  # the provider would refuse it too
+        outside_reference = f"DASHBOARD-{merchant_reference}"
+        reference = self._new_reference("TRF_", outside_reference)
+        bank_code, account_number = _OUTSIDE_PAYEE
+        bank = bank_by_code(bank_code)
+        assert bank is not None
+        narration = f"Transfer to {account_number} {bank.name} / {outside_reference}"
+        self._post(Kind.OUTSIDE_PAYOUT, Direction.DEBIT, amount, reference, narration)
+        self._post(Kind.OUTSIDE_PAYOUT_FEE, Direction.DEBIT, fee, reference, f"Fee: {reference}")
+
     def next_due(self) -> float | None:
-        """When the earliest scheduled completion is due, or None."""
+        """When the earliest scheduled completion or reversal is due, or None."""
         with self._lock:
-            return self._schedule[0][0] if self._schedule else None
+            dues = [queue[0][0] for queue in (self._schedule, self._reversals) if queue]
+            return min(dues) if dues else None
 
     def complete_due(self, now: float) -> list[WebhookEvent]:
-        """Complete every transfer whose time has come; return the webhooks to send."""
+        """Complete (or reverse) every transfer whose time has come; return the webhooks to
+        send."""
         events: list[WebhookEvent] = []
         with self._lock:
             while self._schedule and self._schedule[0][0] <= now:
@@ -202,7 +331,59 @@ class World:
                 if transfer.status is Status.PENDING:  # it may have been forced already
                     status, reason = transfer.planned_status, transfer.planned_reason
                     events.append(self._complete(transfer, status, reason))
+            while self._reversals and self._reversals[0][0] <= now:
+                _, _, reference = heapq.heappop(self._reversals)
+                transfer = self._transfers[reference]
+                if transfer.status is Status.SUCCESSFUL:  # it may have been reversed by hand
+                    dropped = "reverse_webhook_dropped" in transfer.faults
+                    extra = frozenset({"webhook_drop"}) if dropped else frozenset()
+                    events.append(self._reverse(transfer, REVERSAL_REASON, extra_faults=extra))
         return events
+
+    def reverse(self, reference: str, reason: str, *, webhook: bool) -> WebhookEvent | None:
+        """Reverse a successful transfer now (control route): its lookup answers failed with
+        the reason and the wallet gets the amount back (the fee stays charged). Returns the
+        `transfer.failed` webhook to send when `webhook`, else None."""
+        with self._lock:
+            transfer = self._find_transfer(reference)
+            if transfer is None:
+                raise NotFoundError("Transfer not found")
+            if transfer.status is not Status.SUCCESSFUL:
+                raise ConflictError(
+                    f"Transfer is {transfer.status.value}; only a successful transfer "
+                    "can be reversed"
+                )
+            event = self._reverse(transfer, reason)
+            return event if webhook else None
+
+    def _reverse(
+        self, transfer: Transfer, reason: str, *, extra_faults: frozenset[str] = frozenset()
+    ) -> WebhookEvent:
+        transfer.status = Status.FAILED
+        transfer.failure_reason = reason
+        transfer.reversed_at = self.clock()
+        self._post(
+            Kind.REVERSAL,
+            Direction.CREDIT,
+            transfer.amount,
+            transfer.reference,
+            f"Reversal: {transfer.reference} / {transfer.merchant_reference} / {reason}",
+        )
+        faults = (transfer.faults & _WEBHOOK_FAULTS) | extra_faults
+        delay = self._faults.webhook_delay_seconds if "webhook_delay" in faults else 0.0
+        return WebhookEvent(
+            EventType.TRANSFER_FAILED,
+            {
+                "reference": transfer.reference,
+                "merchant_reference": transfer.merchant_reference,
+                "status": Status.FAILED.value,
+                "failure_reason": reason,
+            },
+            transfer.reference,
+            transfer.merchant_reference,
+            faults,
+            delay,
+        )
 
     def force_complete(self, reference: str, status: Status, reason: str | None) -> WebhookEvent:
         """Complete a pending transfer now with the given outcome (control route)."""
@@ -220,15 +401,24 @@ class World:
     def _complete(self, transfer: Transfer, status: Status, reason: str | None) -> WebhookEvent:
         faults = set(transfer.faults)
         if "fee_drift" in faults:
-            # The provider charges a different fee than it quoted; the wallet follows.
+            # The provider charged a different fee than it quoted (the wallet paid it at
+            # initiation, see _debit_payout); from now on the lookup answers it too.
             transfer.fee_charged = transfer.fee_quoted + FEE_DRIFT_DELTA
-            self._balance -= FEE_DRIFT_DELTA
         if status is Status.FAILED:
-            self._balance += transfer.amount  # the amount comes back, the fee does not (spec)
+            # The amount comes back, the fee does not (spec).
+            self._post(
+                Kind.REFUND,
+                Direction.CREDIT,
+                transfer.amount,
+                transfer.reference,
+                f"Refund: {transfer.reference} / {transfer.merchant_reference}",
+            )
             faults -= {"tamper_amount", "tamper_fee"}  # a failed webhook carries neither
         transfer.status = status
         transfer.failure_reason = reason
         transfer.completed_at = self.clock()
+        if status is Status.SUCCESSFUL:
+            self._plan_reversal(transfer, faults)
         transfer.faults = frozenset(faults)
         if status is Status.SUCCESSFUL:
             amount = transfer.amount + (TAMPER_AMOUNT_DELTA if "tamper_amount" in faults else 0)
@@ -256,6 +446,20 @@ class World:
             event, data, transfer.reference, transfer.merchant_reference, delivery_faults, delay
         )
 
+    def _plan_reversal(self, transfer: Transfer, faults: set[str]) -> None:
+        """reverse_after_success: maybe schedule this success's reversal (and decide whether
+        its webhook will be dropped); `faults` gains what was decided."""
+        reversed_later, dropped = decide_reversal(
+            self._faults, self._fault_seed(), transfer.merchant_reference
+        )
+        if not reversed_later:
+            return
+        faults.add("reverse_after_success")
+        if dropped:
+            faults.add("reverse_webhook_dropped")
+        due = self.clock() + self._faults.reverse_after_seconds
+        heapq.heappush(self._reversals, (due, next(self._sequence), transfer.reference))
+
     def transfers(self) -> list[dict[str, Any]]:
         """Every transfer with its whole truth (GET /_sandbox/transfers)."""
         with self._lock:
@@ -279,7 +483,8 @@ class World:
         for salt in itertools.count():
             text = f"{self.seed}:{prefix}:{merchant_reference}:{salt}"
             candidate = prefix + hashlib.sha256(text.encode()).hexdigest()[:16].upper()
-            if candidate not in self._transfers and candidate not in self._collections:
+            if candidate not in self._issued:
+                self._issued.add(candidate)
                 return candidate
         raise AssertionError("unreachable")
 
@@ -319,8 +524,15 @@ class World:
                 collection.merchant_reference,
                 COLLECTION_FAULTS,
             )
-            self._balance += self._collections.pay(
+            credit = self._collections.pay(
                 collection, amount, faults, self._faults.collection_late_seconds
+            )
+            self._post(
+                Kind.COLLECTION,
+                Direction.CREDIT,
+                credit,  # amount paid - fee; 0 (nothing moves) when underpaid
+                collection.reference,
+                f"Collection: {collection.reference} / {collection.merchant_reference}",
             )
             return collection
 

@@ -65,6 +65,10 @@ PATHS = [
     "/_sandbox/transfers/{x}/complete",
     "/_sandbox/collections/{x}/pay",
     "/_sandbox/faults",
+    "/_sandbox/transfers/{x}/reverse",
+    "/_sandbox/wallet/fund",
+    "/_sandbox/wallet/statement?since={x}&until={x}&format={x}",
+    "/_sandbox/bank/statement?since={x}&format={x}",
 ]
 # Any code point, surrogates included, and a few strings a hostile client would try.
 TEXT = st.text(st.characters(exclude_categories=()), max_size=20) | st.sampled_from(
@@ -82,7 +86,8 @@ JSONISH = st.recursive(
 FIELD_NAMES = st.sampled_from(
     ["amount", "bank_code", "account_number", "reference", "type", "customer", "currency",
      "balance", "url", "enabled", "ip", "description", "otp", "status", "expected_amount",
-     "meta", "seed", "webhook_drop", "failure_reason"]
+     "meta", "seed", "webhook_drop", "failure_reason", "reason", "webhook",
+     "statement_drop_line"]
 )  # fmt: skip
 # Encoded with ASCII escapes, so a lone surrogate reaches the server as "\ud800".
 BODIES = st.binary(max_size=64) | st.dictionaries(FIELD_NAMES | TEXT, JSONISH, max_size=5).map(
