@@ -66,8 +66,6 @@ class CamtStatement:
         except ET.ParseError as exc:
             raise StatementFormatError(f"not well-formed XML: {exc}") from exc
         yield from target.drain()
-        if not target.seen_root:
-            raise StatementFormatError("not a CAMT.053 statement: the file is empty")
 
 
 class _Target:

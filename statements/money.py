@@ -93,8 +93,8 @@ def kobo_from_cell(value: object, amounts: Amounts) -> int:
     if isinstance(value, str):
         return kobo_from_amount_text(value, amounts)
     if isinstance(value, bool) or not isinstance(value, int | float | decimal.Decimal):
-        kind = "a date" if isinstance(value, dt.date | dt.time) else type(value).__name__
-        raise FieldValueError(f"{kind} is not an amount")
+        kind = "a date" if isinstance(value, dt.date | dt.time) else f"a {type(value).__name__}"
+        raise FieldValueError(f"holds {kind}, not an amount")
     # repr() of a float is the shortest text that reads back as the same float, so 0.1 is
     # "0.1" here, never 0.1000000000000000055511151231257827.
     number = decimal.Decimal(repr(value)) if isinstance(value, float) else decimal.Decimal(value)

@@ -4,8 +4,8 @@ the opening balance `:60F:` (MT940 states no balance per line)."""
 
 from __future__ import annotations
 
+import codecs
 import datetime as dt
-import io
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -141,13 +141,14 @@ def _reference(customer: str | None, bank: str | None) -> str:
 def _fields(stream: BinaryIO) -> Iterator[_Field]:
     """The file's fields in order: a field starts on a line beginning `:TAG:`; the lines up to
     the next field continue it. SWIFT header blocks (`{1:...}{2:...}{4:`) and the closing
-    `-}` are skipped."""
-    text = io.TextIOWrapper(stream, encoding="utf-8", newline=None)  # type: ignore[type-var]
+    `-}` are skipped. Lines are read with a length limit, so memory stays bounded."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="strict")
     current: _Field | None = None
     number = 0
     try:
-        for number, raw_line in enumerate(text, start=1):
-            line = raw_line.rstrip("\r\n")
+        while raw := stream.readline(_MAX_FIELD + 1):
+            number += 1
+            line = decoder.decode(raw).rstrip("\r\n")
             if line.startswith("{"):
                 # A header block line; the text block {4: may hold the first field.
                 line = line.split("{4:", 1)[1] if "{4:" in line else ""
@@ -156,23 +157,21 @@ def _fields(stream: BinaryIO) -> Iterator[_Field]:
                 if current is not None:
                     yield current
                 current = _Field(match["tag"], number, match["value"])
-            elif line.strip() in {"", "-", "-}"} or line.startswith("-}"):
+            elif line.strip() in {"", "-"} or line.startswith("-}"):
                 continue
             elif current is None:
                 raise StatementFormatError(f"line {number} is not an MT940 field: {_cut(line)}")
             else:
                 current.value += "\n" + line
-                if len(current.value) > _MAX_FIELD:
-                    raise StatementFormatError(
-                        f"line {current.number}: the :{current.tag}: field is longer than "
-                        f"{_MAX_FIELD} characters"
-                    )
+            if current is not None and len(current.value) > _MAX_FIELD:
+                raise StatementFormatError(
+                    f"line {current.number}: the :{current.tag}: field is longer than "
+                    f"{_MAX_FIELD} characters"
+                )
         if current is not None:
             yield current
     except UnicodeDecodeError as exc:
-        raise StatementFormatError(f"line {number + 1} is not UTF-8 text") from exc
-    finally:
-        text.detach()
+        raise StatementFormatError(f"line {number} is not UTF-8 text") from exc
 
 
 def _cut(text: str) -> str:
