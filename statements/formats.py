@@ -100,7 +100,7 @@ def _peek(stream: BinaryIO) -> tuple[BinaryIO, bytes]:
         stream.seek(start)
         return stream, head
     buffered = io.BufferedReader(_Raw(stream), buffer_size=max(HEAD_BYTES, io.DEFAULT_BUFFER_SIZE))
-    return buffered, buffered.peek(HEAD_BYTES)[:HEAD_BYTES]  # type: ignore[return-value]
+    return buffered, buffered.peek(HEAD_BYTES)[:HEAD_BYTES]
 
 
 class _Raw(io.RawIOBase):

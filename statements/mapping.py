@@ -30,6 +30,16 @@ _TOP_KEYS = frozenset(
 _COLUMN_KEYS = frozenset(
     {"date", "value_date", "reference", "narration", "debit", "credit", "amount", "balance"}
 )
+_COLUMN_ORDER = (
+    "date",
+    "value_date",
+    "reference",
+    "narration",
+    "debit",
+    "credit",
+    "amount",
+    "balance",
+)
 # A mapping is a few lines; anything larger is not one.
 _MAX_MAPPING_BYTES = 64 * 1024
 
@@ -49,9 +59,7 @@ class Columns:
 
     def named(self) -> dict[str, str]:
         """Mapping key → header text, for the columns this mapping uses."""
-        keys = ("date", "value_date", "reference", "narration", "debit", "credit")
-        keys += ("amount", "balance")
-        return {key: text for key in keys if (text := getattr(self, key)) is not None}
+        return {key: text for key in _COLUMN_ORDER if (text := getattr(self, key)) is not None}
 
 
 @dataclass(frozen=True, slots=True)

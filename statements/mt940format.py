@@ -112,10 +112,9 @@ class Mt940Statement:
         direction = Direction.DEBIT if mark in _DEBIT_MARKS else Direction.CREDIT
         signed = -amount if direction is Direction.DEBIT else amount
         # The package's Date subclass becomes a plain date: lines are compared and stored.
-        booked = data["date"]
-        value_date = dt.date(booked.year, booked.month, booked.day)
+        value_date = _plain_date(data["date"])
         entry = data.get("entry_date")
-        entry_date = dt.date(entry.year, entry.month, entry.day) if entry else value_date
+        entry_date = _plain_date(entry) if entry else value_date
         return ParsedLine(
             number=field.number,
             date=entry_date,
@@ -172,6 +171,12 @@ def _fields(stream: BinaryIO) -> Iterator[_Field]:
             yield current
     except UnicodeDecodeError as exc:
         raise StatementFormatError(f"line {number} is not UTF-8 text") from exc
+
+
+def _plain_date(value: object) -> dt.date:
+    if not isinstance(value, dt.date):  # pragma: no cover - the package always builds a Date
+        raise TypeError(f"not a date: {value!r}")
+    return dt.date(value.year, value.month, value.day)
 
 
 def _cut(text: str) -> str:

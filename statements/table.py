@@ -5,6 +5,7 @@ ParsedLine or InvalidLine, one row at a time."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -144,11 +145,17 @@ def _date(cell: Cell, mapping: Mapping, name: str) -> dt.date:
     if not text:
         raise FieldValueError(f"{name} is empty")
     try:
-        return dt.datetime.strptime(text, mapping.date_format).date()
+        return _strptime(text, mapping.date_format)
     except ValueError as exc:
         raise FieldValueError(
             f"{name} {shown(text)} is not a date written as {mapping.date_format}"
         ) from exc
+
+
+@functools.lru_cache(maxsize=4096)
+def _strptime(text: str, date_format: str) -> dt.date:
+    # A statement repeats a few hundred dates over millions of lines; strptime is slow.
+    return dt.datetime.strptime(text, date_format).date()
 
 
 def _blank(cell: Cell) -> bool:

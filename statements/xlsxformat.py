@@ -39,7 +39,7 @@ def _rows(stream: BinaryIO, mapping: Mapping) -> Iterator[tuple[int, Sequence[Ce
         # The sheet's stated dimensions may be wrong (some writers omit them): read every
         # row there is. Read-only sheets give empty rows for the gaps, so counting from 1
         # numbers each row as the spreadsheet shows it.
-        sheet.reset_dimensions()  # type: ignore[union-attr]
+        sheet.reset_dimensions()
         try:
             yield from enumerate(sheet.iter_rows(values_only=True), start=1)
         except (zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:

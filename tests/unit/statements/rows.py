@@ -6,7 +6,15 @@ import io
 
 import openpyxl
 
-SANDBOX_HEADER = ["Date", "Value Date", "Reference", "Narration", "Debit", "Credit", "Balance"]
+SANDBOX_HEADER: list[object] = [
+    "Date",
+    "Value Date",
+    "Reference",
+    "Narration",
+    "Debit",
+    "Credit",
+    "Balance",
+]
 
 
 def csv_bytes(*lines: str) -> io.BytesIO:

@@ -66,7 +66,7 @@ def test_auto_reads_from_the_start_after_detecting(seekable: bool) -> None:
     """Detection peeks at the head; the parse still sees the whole file, seekable or not."""
     data = (SAMPLES / "wallet.mt940").read_bytes()
     stream = io.BytesIO(data) if seekable else io.BufferedReader(_Unseekable(data), 16)
-    statement = parse_statement(stream)  # type: ignore[arg-type]
+    statement = parse_statement(stream)
     lines = list(statement.lines)
     assert statement.format is StatementFormat.MT940 and len(lines) == 7
     assert statement.stated() == StatedBalances(opening=100000000, closing=153672850)
