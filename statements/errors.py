@@ -4,6 +4,8 @@ StatementError
 ├── StatementFormatError     the file is not a statement of the format asked for (or none
 │                            could be recognised): nothing of it can be read
 ├── StatementTooLargeError   the file is larger than PAYRECON_STATEMENT_MAX_BYTES
+├── FieldValueError          one field of one line (an amount, a date, a balance) cannot be
+│                            read; the parsers turn it into an InvalidLine with its number
 └── MappingError             a column mapping (TOML) is malformed or names columns the file
                              does not have
 """
@@ -26,6 +28,11 @@ class StatementTooLargeError(StatementError):
         super().__init__(f"statement file is {size} bytes, larger than the limit of {limit}")
         self.size = size
         self.limit = limit
+
+
+class FieldValueError(StatementError, ValueError):
+    """One field's text is not a value of its kind (money with three decimals, a date that is
+    not one); the message names the text and what is wrong, without the line number."""
 
 
 class MappingError(StatementError):

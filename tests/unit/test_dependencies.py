@@ -38,8 +38,8 @@ FORBIDDEN = {
     "ledger": FIRST_PARTY - {"ledger"},
     # The provider client knows the provider's interface and nothing of the ledger above it.
     "provider": FIRST_PARTY - {"provider"},
-    # Pure parsers, matcher and tie-out: bytes and facts in, typed values out; the shells
-    # that feed them from the ledger sit above.
+    # Pure parsers, matcher and tie-out: bytes and facts in, typed values out; the import
+    # shell and the reconcile pass that feed them from the ledger sit above.
     "statements": FIRST_PARTY - {"statements"},
 }
 
