@@ -310,12 +310,8 @@ def _masked_database_url(url: str) -> str:
 
 
 def _alert_url_secrets(url: str) -> list[str]:
-    # Hidden wherever they appear: the URL whole, its part after the scheme, its password.
-    parts = urlsplit(url)
-    found = [url, url.partition("://")[2]]
-    if parts.password:
-        found += [parts.password, unquote(parts.password)]
-    return found
+    # Hidden wherever they appear: the URL whole and its part after the scheme.
+    return [url, url.partition("://")[2]]
 
 
 def _looks_generated(value: str) -> bool:
@@ -325,18 +321,21 @@ def _looks_generated(value: str) -> bool:
 
 
 def _alert_url_tokens(url: str) -> list[str]:
-    # The tokens of an alert URL (slack://T/B/C holds them in the path; a host without a dot is
-    # a token too): values hidden only as whole words, never as part of another word, so a
+    # The credentials of an alert URL (its password; slack://T/B/C holds tokens in the path; a
+    # host without a dot is a token too): values hidden only as whole words, never as part of another word, so a
     # path segment `alerts` leaves `alerts_sent` alone. With a real host, only a segment that
     # looks generated is a token, so `jsons://hooks.example.com/payrecon` hides no `payrecon`.
     parts = urlsplit(url)
+    # The password is hidden as a value whatever its length (the docs' example is `password`,
+    # which must not take the word out of every log line).
+    found = [p for p in {parts.password or "", unquote(parts.password or "")} if p]
     host = parts.netloc.rpartition("@")[2]  # as written: hostname is lower-cased
     candidates = [parts.username or "", *parts.path.split("/")]
     candidates += [value for _, value in parse_qsl(parts.query)]
     tokens_only = "." not in host
     if tokens_only:
         candidates.append(host)
-    return [
+    return found + [
         t
         for token in candidates
         for t in (token, unquote(token))
@@ -361,8 +360,8 @@ def secret_values(settings: Settings) -> list[str]:
 
 
 def secret_tokens(settings: Settings) -> list[str]:
-    """The alert URLs' tokens: hidden as whole values (a word of their own), never as a
-    substring of another word (payrecon.logconfig.Redactor)."""
+    """The alert URLs' passwords and tokens: hidden as whole values (a word of their own),
+    never as a substring of another word (payrecon.logconfig.Redactor)."""
     return [token for url in settings.alert_urls for token in _alert_url_tokens(url)]
 
 
