@@ -322,9 +322,10 @@ def _looks_generated(value: str) -> bool:
 
 def _alert_url_tokens(url: str) -> list[str]:
     # The credentials of an alert URL (its password; slack://T/B/C holds tokens in the path; a
-    # host without a dot is a token too): values hidden only as whole words, never as part of another word, so a
-    # path segment `alerts` leaves `alerts_sent` alone. With a real host, only a segment that
-    # looks generated is a token, so `jsons://hooks.example.com/payrecon` hides no `payrecon`.
+    # host without a dot is a token too): values hidden only as whole words, never as part of
+    # another word, so a path segment `alerts` leaves `alerts_sent` alone. With a real host,
+    # only a segment that looks generated is a token, so `jsons://hooks.example.com/payrecon`
+    # hides no `payrecon`.
     parts = urlsplit(url)
     # The password is hidden as a value whatever its length (the docs' example is `password`,
     # which must not take the word out of every log line).
