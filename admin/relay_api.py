@@ -22,7 +22,7 @@ from admin.api import (
     query_since,
 )
 from admin.errors import EndpointBodyError, QueryError
-from admin.identity import audit
+from admin.identity import Role, audit, current_operator
 from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
@@ -30,10 +30,13 @@ from ledger.events.types import RelayEventType
 from ledger.types import utcnow
 from receiver.answers import json_error
 from relay import endpoints, queries
+from relay.addresses import Network
 from relay.errors import (
     DeliveryStateError,
+    EndpointAddressError,
     EndpointInputError,
     EndpointNotFoundError,
+    RotationError,
     SecretKeyError,
 )
 from relay.keys import SecretBox
@@ -134,6 +137,11 @@ def parse_event_query(query: Any) -> EventQuery:
     )
 
 
+def _allow(request: Request) -> tuple[Network, ...]:
+    allow: tuple[Network, ...] = request.app.state.settings.relay_allow_networks
+    return allow
+
+
 def _engine(request: Request) -> Engine:
     engine: Engine = request.app.state.engine
     return engine
@@ -158,9 +166,12 @@ async def _run(work: Callable[[], T]) -> T | JSONResponse:
         return await run_in_threadpool(work)
     except EndpointNotFoundError as exc:
         return json_error(404, "not_found", str(exc))
+    except EndpointAddressError as exc:
+        # PRODUCT.md: Robustness rules ("Relay destinations are not a way into the host": 400).
+        return json_error(400, "address_refused", str(exc), field=exc.field)
     except EndpointInputError as exc:
         return json_error(422, "invalid", str(exc), field=exc.field)
-    except DeliveryStateError as exc:
+    except (DeliveryStateError, RotationError) as exc:
         return json_error(409, "conflict", str(exc))
     except SecretKeyError as exc:
         return json_error(503, "relay_not_configured", str(exc))
@@ -204,6 +215,7 @@ async def post_endpoint(request: Request) -> Response:
                 types=changes.events,
                 description=changes.description,
                 now=utcnow(),
+                allow=_allow(request),
             )
             subject = f"endpoint:{endpoint.id}"
             audit(request, session, AuditAction.ENDPOINT_ADD, subject, endpoint.url)
@@ -247,6 +259,7 @@ async def patch_endpoint(request: Request) -> Response:
     def change() -> dict[str, Any]:
         now = utcnow()
         with write_session(_engine(request)) as session:
+            before = endpoints.audited_fields(endpoints.get(session, endpoint_id, for_update=True))
             endpoint = endpoints.update(
                 session,
                 endpoint_id,
@@ -254,6 +267,7 @@ async def patch_endpoint(request: Request) -> Response:
                 url=changes.url,
                 types=changes.events,
                 description=changes.description,
+                allow=_allow(request),
             )
             if changes.enabled is not None and changes.enabled != endpoint.enabled:
                 reason = None if changes.enabled else "disabled by an operator"
@@ -261,7 +275,8 @@ async def patch_endpoint(request: Request) -> Response:
                     session, endpoint_id, changes.enabled, now=now, reason=reason
                 )
             pending = pending_counts(session, [endpoint_id]).get(endpoint_id, 0)
-            detail = ", ".join(sorted(body))
+            # The old and the new value of each field that changed (PRODUCT.md: Robustness rules).
+            detail = endpoints.change_detail(before, endpoints.audited_fields(endpoint))
             audit(request, session, AuditAction.ENDPOINT_UPDATE, f"endpoint:{endpoint_id}", detail)
             return endpoint_record(endpoint, pending=pending)
 
@@ -319,12 +334,16 @@ async def list_event_page(request: Request) -> Response:
 
 
 async def get_event(request: Request) -> Response:
-    """`GET /api/events/{id}` (`evt_…`): the event, its deliveries and their attempts."""
+    """`GET /api/events/{id}` (`evt_…`): the event, its deliveries and their attempts (the
+    first KiB of each answer for admins only)."""
     event_id = request.path_params["id"]
+    # A consumer's answer may carry its internals (an error page, a stack trace): admins
+    # read its first KiB, viewers and finance the status codes (PRODUCT.md: Robustness rules).
+    answers = current_operator(request).role is Role.ADMIN
 
     def load() -> dict[str, Any]:
         with read_session(_engine(request)) as session:
-            return event_record(session, event_id)
+            return event_record(session, event_id, answers=answers)
 
     return _answer(await _run(load))
 

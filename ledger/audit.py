@@ -36,6 +36,8 @@ class AuditAction(enum.StrEnum):
     ENDPOINT_UPDATE = "endpoint.update"
     ENDPOINT_REMOVE = "endpoint.remove"
     ENDPOINT_ROTATE = "endpoint.rotate"
+    ENDPOINT_RESEAL = "endpoint.reseal"
+    CHECKS_PRUNE = "checks.prune"
     RELAY_REPLAY = "relay.replay"
     WEBHOOK_REPLAY = "webhook.replay"
     DELIVERY_RETRY = "delivery.retry"

@@ -54,15 +54,20 @@ class AppContext:
 
             from payrecon.errors import ConfigError
             from payrecon.logconfig import Redactor, configure_logging
-            from payrecon.settings import load_settings, secret_values, unknown_names
+            from payrecon.settings import (
+                load_settings,
+                secret_tokens,
+                secret_values,
+                unknown_names,
+            )
 
             try:
                 settings = load_settings()
             except ConfigError as exc:
                 fail(str(exc), EXIT_USAGE)
             self._settings = settings
-            self._redactor = Redactor(secret_values(settings))
-            configure_logging(secrets=self._redactor.secrets)
+            self._redactor = Redactor(secret_values(settings), secret_tokens(settings))
+            configure_logging(secrets=self._redactor.secrets, tokens=self._redactor.tokens)
             logger = structlog.get_logger(__name__)
             for name, closest in unknown_names():
                 hint = f" (did you mean {closest}?)" if closest else ""

@@ -127,6 +127,9 @@ def _settings(directory: Path, sandbox_url: str, secret_key: str) -> Settings:
         # A key of this run's own seals the consumer's secret; retries come fast.
         relay_keys=secrets.token_urlsafe(32),
         relay_retry_schedule="0.5s,1s,2s",
+        # The demo's consumer listens on this machine's loopback, which endpoints may not
+        # reach unless allowed (PRODUCT.md: Robustness rules).
+        relay_allow_networks="127.0.0.0/8",
     )
 
 
@@ -289,6 +292,7 @@ def _add_consumer(engine: Engine, settings: Settings, port: int) -> DemoConsumer
             url=f"http://127.0.0.1:{port}{PATH}",
             description="payrecon demo consumer",
             now=utcnow(),
+            allow=settings.relay_allow_networks,
         )
     return DemoConsumer(secret)
 

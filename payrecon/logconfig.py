@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from collections.abc import Iterable, MutableMapping
 from typing import Any
@@ -12,13 +13,28 @@ import orjson
 import structlog
 
 REDACTED = "[redacted]"
+# What a token must not touch to count as a value of its own (so `alerts_sent` is one word).
+_WORD = "[A-Za-z0-9_]"
 
 
 class Redactor:
-    """A structlog processor that replaces every known secret, wherever it appears."""
+    """A structlog processor that replaces every known secret, wherever it appears, and every
+    token (an alert URL's path token) where it stands as a value of its own."""
 
-    def __init__(self, secrets: Iterable[str]) -> None:
+    def __init__(self, secrets: Iterable[str], tokens: Iterable[str] = ()) -> None:
         self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+        self.tokens = sorted({t for t in tokens if t}, key=len, reverse=True)
+        # A token is a whole word: never replaced inside a longer one (`alerts` in
+        # `alerts_sent`), which would rewrite ordinary log text.
+        self._tokens = (
+            re.compile(
+                r"(?<![A-Za-z0-9_])(?:"
+                + "|".join(map(re.escape, self.tokens))
+                + r")(?![A-Za-z0-9_])"
+            )
+            if self.tokens
+            else None
+        )
         # How a secret reads inside a JSON line: escaped, with non-ASCII kept (orjson) or
         # written as \u escapes (json.dumps).
         escaped = {
@@ -33,7 +49,7 @@ class Redactor:
             for secret in self.secrets:
                 if secret in value:
                     value = value.replace(secret, REDACTED)
-            return value
+            return self._scrub_tokens(value)
         if isinstance(value, dict):
             return {k: self._scrub(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
@@ -47,7 +63,7 @@ class Redactor:
     def __call__(
         self, _logger: Any, _method: str, event_dict: MutableMapping[str, Any]
     ) -> MutableMapping[str, Any]:
-        if not self.secrets:
+        if not self.secrets and not self.tokens:
             return event_dict
         return {key: self._scrub(value) for key, value in event_dict.items()}
 
@@ -57,7 +73,10 @@ class Redactor:
         for secret in self.rendered:
             if secret in line:
                 line = line.replace(secret, REDACTED)
-        return line
+        return self._scrub_tokens(line)
+
+    def _scrub_tokens(self, text: str) -> str:
+        return text if self._tokens is None else self._tokens.sub(REDACTED, text)
 
 
 def _json_dumps(value: Any, **kwargs: Any) -> str:
@@ -81,12 +100,17 @@ def _stderr_logger(*_args: Any) -> structlog.WriteLogger:
 
 
 def configure_logging(
-    *, secrets: Iterable[str] = (), level: int = logging.INFO, json: bool | None = None
+    *,
+    secrets: Iterable[str] = (),
+    tokens: Iterable[str] = (),
+    level: int = logging.INFO,
+    json: bool | None = None,
 ) -> None:
-    """Configure structlog and stdlib logging for this process."""
+    """Configure structlog and stdlib logging for this process (Redactor: `secrets` hidden
+    wherever they appear, `tokens` as whole words)."""
     if json is None:
         json = not sys.stderr.isatty()
-    redactor = Redactor(secrets)
+    redactor = Redactor(secrets, tokens)
     shared: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import os
+import re
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -20,6 +21,7 @@ from receiver.auth import standard_key
 from reconcile.checks import DEFAULT_STALE_AFTER
 from reconcile.collection_checks import DEFAULT_COLLECTION_GRACE
 from reconcile.fees import FeeSchedule, parse_fee_schedule
+from relay.addresses import Network, parse_networks
 from relay.errors import ScheduleError
 from relay.keys import SecretBox, check_keys
 from relay.schedule import DEFAULT_SCHEDULE, parse_schedule
@@ -40,9 +42,26 @@ OTHER_NAMES = frozenset(
         "PAYRECON_REQUIRE_YAML",
     }
 )
-# The shortest part of an alert URL hidden wherever it appears (shorter ones are too likely to be
+# The shortest token of an alert URL hidden as a value (shorter ones are too likely to be
 # ordinary words, and a URL's real tokens are long); the whole URL and its password always are.
 _MIN_URL_TOKEN = 6
+# The placeholders shipped in .env.example and deploy/kubernetes/secret.yaml (PRODUCT.md:
+# Robustness rules, "Secrets that were never set are refused"): CHANGE-ME, CHANGE_ME, CHANGEME.
+_PLACEHOLDER = re.compile(r"change[-_]?me", re.IGNORECASE)
+_SECRET_FIELDS = (
+    "provider_secret_key",
+    "webhook_secret",
+    "webhook_token",
+    "webhook_hmac_secret",
+    "webhook_standard_secret",
+    "admin_token",
+    "relay_keys",
+)
+
+
+_PLACEHOLDER_MESSAGE = (
+    "still holds the shipped placeholder (CHANGE-ME): set a real secret before starting payrecon"
+)
 
 
 def _split(value: Any, sep: str | None) -> Any:
@@ -112,8 +131,26 @@ class Settings(BaseSettings):
     relay_concurrency: int = Field(default=16, ge=1, le=1000)
     relay_disable_after: int = Field(default=432000, ge=60)
     relay_keys: SecretStr | None = None
+    # Networks of the host's own addresses (loopback, link-local…) endpoints may still reach:
+    # unset, none (PRODUCT.md: Robustness rules); tests and the demo list 127.0.0.0/8.
+    relay_allow_networks: Annotated[tuple[Network, ...], NoDecode] = ()
     # Days provider checks of settled transfers are kept (`payrecon checks prune`).
     checks_keep_days: int = Field(default=400, ge=1, le=100_000)
+
+    @field_validator(*_SECRET_FIELDS, mode="before")
+    @classmethod
+    def _not_a_placeholder(cls, value: Any) -> Any:
+        text = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if isinstance(text, str) and _PLACEHOLDER.search(text):
+            raise ValueError(_PLACEHOLDER_MESSAGE)
+        return value
+
+    @field_validator("relay_allow_networks", mode="before")
+    @classmethod
+    def _networks(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return parse_networks(value)  # ValueError names the bad item
+        return value
 
     @field_validator("webhook_allowed_ips", "trusted_proxies", mode="before")
     @classmethod
@@ -124,6 +161,13 @@ class Settings(BaseSettings):
     @classmethod
     def _space_list(cls, value: Any) -> Any:
         return _split(value, None)
+
+    @field_validator("alert_urls")
+    @classmethod
+    def _alert_placeholders(cls, value: list[str]) -> list[str]:
+        if any(_PLACEHOLDER.search(url) for url in value):
+            raise ValueError(f"a URL {_PLACEHOLDER_MESSAGE}")
+        return value
 
     @field_validator("relay_retry_schedule", mode="before")
     @classmethod
@@ -164,6 +208,8 @@ class Settings(BaseSettings):
             raise ValueError("not a database URL") from exc
         if url.drivername not in {"sqlite", "sqlite+pysqlite", "postgresql+psycopg"}:
             raise ValueError("only sqlite:// and postgresql:// (psycopg) URLs are supported")
+        if url.password is not None and _PLACEHOLDER.search(str(url.password)):
+            raise ValueError(f"the password {_PLACEHOLDER_MESSAGE}")
         return value
 
     @field_validator("provider_base_url")
@@ -264,23 +310,43 @@ def _masked_database_url(url: str) -> str:
 
 
 def _alert_url_secrets(url: str) -> list[str]:
-    # Every alert URL is a secret (slack://T/B/C holds its tokens in the path, mailtos:// a
-    # password): the URL, its parts after the scheme, and each token-like part of it.
+    # Hidden wherever they appear: the URL whole and its part after the scheme.
+    return [url, url.partition("://")[2]]
+
+
+def _looks_generated(value: str) -> bool:
+    # A token a service generated, not a word of a path (`/payrecon/alerts`): a digit, or
+    # upper and lower case mixed.
+    return any(c.isdigit() for c in value) or (value.lower() != value and value.upper() != value)
+
+
+def _alert_url_tokens(url: str) -> list[str]:
+    # The credentials of an alert URL (its password; slack://T/B/C holds tokens in the path; a
+    # host without a dot is a token too): values hidden only as whole words, never as part of
+    # another word, so a path segment `alerts` leaves `alerts_sent` alone. With a real host,
+    # only a segment that looks generated is a token, so `jsons://hooks.example.com/payrecon`
+    # hides no `payrecon`.
     parts = urlsplit(url)
-    found = [url, url.partition("://")[2]]
-    if parts.password:
-        found += [parts.password, unquote(parts.password)]
-    tokens = [parts.username or "", *parts.path.split("/")]
-    tokens += [value for _, value in parse_qsl(parts.query)]
+    # The password is hidden as a value whatever its length (the docs' example is `password`,
+    # which must not take the word out of every log line).
+    found = [p for p in {parts.password or "", unquote(parts.password or "")} if p]
     host = parts.netloc.rpartition("@")[2]  # as written: hostname is lower-cased
-    if "." not in host:  # a token where a host would be (slack://T/B/C)
-        tokens.append(host)
-    found += [t for token in tokens for t in (token, unquote(token)) if len(t) >= _MIN_URL_TOKEN]
-    return found
+    candidates = [parts.username or "", *parts.path.split("/")]
+    candidates += [value for _, value in parse_qsl(parts.query)]
+    tokens_only = "." not in host
+    if tokens_only:
+        candidates.append(host)
+    return found + [
+        t
+        for token in candidates
+        for t in (token, unquote(token))
+        if len(t) >= _MIN_URL_TOKEN and (tokens_only or _looks_generated(t))
+    ]
 
 
 def secret_values(settings: Settings) -> list[str]:
-    """Every secret a log line, repr or error message must never show (spec: Settings)."""
+    """Every secret a log line, repr or error message must never show (spec: Settings),
+    hidden wherever it appears; the alert URLs' tokens are in `secret_tokens`."""
     values = [
         value.get_secret_value()
         for value in settings.__dict__.values()
@@ -292,6 +358,12 @@ def secret_values(settings: Settings) -> list[str]:
     for url in settings.alert_urls:
         values += _alert_url_secrets(url)
     return [value for value in values if value]
+
+
+def secret_tokens(settings: Settings) -> list[str]:
+    """The alert URLs' passwords and tokens: hidden as whole values (a word of their own),
+    never as a substring of another word (payrecon.logconfig.Redactor)."""
+    return [token for url in settings.alert_urls for token in _alert_url_tokens(url)]
 
 
 def unknown_names(

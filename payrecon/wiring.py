@@ -34,6 +34,7 @@ def worker_config(settings: Settings) -> WorkerConfig:
         timeout=settings.relay_timeout,
         concurrency=settings.relay_concurrency,
         disable_after=float(settings.relay_disable_after),
+        allow=settings.relay_allow_networks,
     )
 
 

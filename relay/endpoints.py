@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
+import json
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from sqlalchemy import select
@@ -17,7 +19,14 @@ from sqlmodel import Session
 from ledger.events.types import DEFAULT_TYPES, RelayEventType, parse_types
 from ledger.models import RelayEndpoint
 from ledger.types import takes_text
-from relay.errors import EndpointInputError, EndpointNotFoundError
+from relay.addresses import Network, host_refusal
+from relay.errors import (
+    EndpointAddressError,
+    EndpointInputError,
+    EndpointNotFoundError,
+    RotationError,
+    SecretKeyError,
+)
 from relay.keys import SecretBox, new_secret
 
 MAX_URL_LENGTH = 2000
@@ -26,11 +35,14 @@ MAX_DESCRIPTION = 500
 ROTATION_OVERLAP = dt.timedelta(hours=24)
 
 
-def check_url(url: str) -> str:
+def check_url(url: str, *, allow: Sequence[Network]) -> str:
     """The URL as given when it is an acceptable endpoint; EndpointInputError says why not.
 
     http:// is allowed (merchants' internal systems often listen on a private network and
-    only operators set the URL); credentials in the URL are not, since lists show URLs.
+    only operators set the URL); credentials in the URL are not, since lists show URLs. A host
+    that is one of the host's own addresses in any spelling (relay.addresses) is refused with
+    EndpointAddressError unless it lies in `allow` (PAYRECON_RELAY_ALLOW_NETWORKS); DNS names
+    are judged again when they are resolved, at every connection.
     """
     url = url.strip()
     if not url:
@@ -56,19 +68,22 @@ def check_url(url: str) -> str:
         raise EndpointInputError("the URL has a #fragment, which is never sent")
     if port == 0:
         raise EndpointInputError("the URL's port must be 1-65535")
-    _check_host(parts.hostname)
+    _check_host(parts.hostname, allow)
     return url
 
 
-def _check_host(host: str) -> None:
+def _check_host(host: str, allow: Sequence[Network]) -> None:
+    refusal = host_refusal(host, allow)
+    if refusal is not None:
+        raise EndpointAddressError(
+            f"{refusal}: payrecon does not send events into its own host "
+            "(list the network in PAYRECON_RELAY_ALLOW_NETWORKS to allow it)"
+        )
     try:
-        address = ipaddress.ip_address(host)
+        ipaddress.ip_address(host)
     except ValueError:
         if not all(label and len(label) <= 63 for label in host.rstrip(".").split(".")):
             raise EndpointInputError(f"{host!r} is not a valid host name") from None
-        return
-    if address.is_unspecified or address.is_multicast:
-        raise EndpointInputError(f"{host} cannot receive events")
 
 
 def check_types(value: str | None) -> frozenset[RelayEventType]:
@@ -115,11 +130,13 @@ def add(
     types: str | None = None,
     description: str | None = None,
     now: dt.datetime,
+    allow: Sequence[Network],
 ) -> tuple[RelayEndpoint, str]:
-    """Create an enabled endpoint; it and its new `whsec_` secret (shown to the operator once)."""
+    """Create an enabled endpoint; it and its new `whsec_` secret (shown to the operator once).
+    `allow` is PAYRECON_RELAY_ALLOW_NETWORKS (check_url)."""
     secret = new_secret()
     endpoint = RelayEndpoint(
-        url=check_url(url),
+        url=check_url(url, allow=allow),
         description=check_description(description),
         event_types=types_column(check_types(types)),
         enabled=True,
@@ -130,6 +147,27 @@ def add(
     session.add(endpoint)
     session.flush()
     return endpoint, secret
+
+
+def audited_fields(endpoint: RelayEndpoint) -> dict[str, object]:
+    """What an audit row of a change compares: the fields an operator sets."""
+    return {
+        "url": endpoint.url,
+        "events": endpoint.event_types,  # None: the default set
+        "description": endpoint.description,
+        "enabled": endpoint.enabled,
+    }
+
+
+def change_detail(before: dict[str, object], after: dict[str, object]) -> str:
+    """An audit detail of a change: each field that changed with its old and new value, as
+    JSON (`{"url": {"old": …, "new": …}}`); `{}` when nothing did."""
+    changed = {
+        name: {"old": before[name], "new": after[name]}
+        for name in before
+        if before[name] != after.get(name)
+    }
+    return json.dumps(changed, ensure_ascii=False, separators=(",", ":"))
 
 
 def get(session: Session, endpoint_id: int, *, for_update: bool = False) -> RelayEndpoint:
@@ -183,11 +221,13 @@ def update(
     url: str | None = None,
     types: str | None = None,
     description: str | None = None,
+    allow: Sequence[Network],
 ) -> RelayEndpoint:
-    """Change an endpoint's URL, types or description (None leaves one as it is)."""
+    """Change an endpoint's URL, types or description (None leaves one as it is); `allow` is
+    PAYRECON_RELAY_ALLOW_NETWORKS (check_url)."""
     endpoint = get(session, endpoint_id, for_update=True)
     if url is not None:
-        endpoint.url = check_url(url)
+        endpoint.url = check_url(url, allow=allow)
     if types is not None:
         endpoint.event_types = types_column(check_types(types))
     if description is not None:
@@ -209,8 +249,21 @@ def remove(session: Session, endpoint_id: int, *, now: dt.datetime) -> RelayEndp
 def rotate_secret(
     session: Session, box: SecretBox, endpoint_id: int, *, now: dt.datetime
 ) -> tuple[RelayEndpoint, str]:
-    """A new secret for the endpoint; the old one keeps signing beside it for 24 h."""
+    """A new secret for the endpoint; the old one keeps signing beside it for 24 h.
+
+    RotationError, and nothing changed, when no configured key opens the current secret: the
+    rotation would keep a secret nobody can sign with, and the endpoint would get unsigned
+    (so no) attempts for 24 h (PRODUCT.md: Robustness rules).
+    """
     endpoint = get(session, endpoint_id, for_update=True)
+    try:
+        box.open(endpoint.secret_sealed)
+    except SecretKeyError:
+        raise RotationError(
+            f"endpoint {endpoint_id}: no key in PAYRECON_RELAY_KEYS opens its current secret, "
+            "so it could not keep signing beside a new one; put back the key that sealed it "
+            "(then run `payrecon endpoints reseal`) before rotating"
+        ) from None
     secret = new_secret()
     endpoint.previous_secret_sealed = endpoint.secret_sealed
     endpoint.previous_secret_until = now + ROTATION_OVERLAP

@@ -5,6 +5,9 @@ RelayError
 │   ├── SecretKeyError        no key to seal or open an endpoint's secret
 │   └── ScheduleError         PAYRECON_RELAY_RETRY_SCHEDULE is not a list of durations
 ├── EndpointInputError        an endpoint's URL, types or description is not acceptable
+│   └── EndpointAddressError  its host is one of the host's own addresses (loopback, …)
+├── DestinationRefusedError   at send time, the endpoint's host resolved to such an address
+├── RotationError             the configured keys cannot open the secret a rotation replaces
 ├── EndpointNotFoundError     no endpoint, event or delivery with that id
 └── DeliveryStateError        a delivery that cannot be retried (delivered, endpoint removed)
 """
@@ -31,6 +34,21 @@ class EndpointInputError(RelayError):
     def __init__(self, message: str, *, field: str = "url") -> None:
         super().__init__(message)
         self.field = field
+
+
+class EndpointAddressError(EndpointInputError):
+    """An endpoint's host is, in any spelling, a loopback, link-local, unspecified, multicast
+    or reserved address outside PAYRECON_RELAY_ALLOW_NETWORKS (PRODUCT.md: Robustness rules)."""
+
+
+class DestinationRefusedError(RelayError):
+    """At send time the endpoint's host resolved to an address the relay does not connect to
+    (or did not resolve at all); the attempt fails with this message and nothing is sent."""
+
+
+class RotationError(RelayError):
+    """A secret rotation was refused: no configured key opens the endpoint's current secret, so
+    the old secret could not keep signing beside the new one."""
 
 
 class EndpointNotFoundError(RelayError):

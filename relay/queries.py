@@ -159,23 +159,25 @@ def list_events(session: Session, query: EventQuery) -> EventPage:
     return EventPage([event_summary(row) for row in rows], cursor)
 
 
-def attempt_record(attempt: RelayAttempt) -> dict[str, Any]:
-    """One recorded attempt."""
+def attempt_record(attempt: RelayAttempt, *, answers: bool = False) -> dict[str, Any]:
+    """One recorded attempt; `response_head` (the first KiB of the consumer's answer) is null
+    unless `answers` (admins only: PRODUCT.md, Robustness rules)."""
     return {
         "id": attempt.id,
         "attempted_at": iso(attempt.attempted_at),
         "duration_ms": attempt.duration_ms,
         "status_code": attempt.status_code,
         "error": attempt.error,
-        "response_head": attempt.response_head,
+        "response_head": attempt.response_head if answers else None,
         "outcome": attempt.outcome,
     }
 
 
 def delivery_record(
-    delivery: RelayDelivery, attempts: list[RelayAttempt] | None = None
+    delivery: RelayDelivery, attempts: list[RelayAttempt] | None = None, *, answers: bool = False
 ) -> dict[str, Any]:
-    """One delivery, with its attempts oldest first when they are given."""
+    """One delivery, with its attempts oldest first when they are given (`answers`: with the
+    first KiB of each answer, for admins)."""
     record: dict[str, Any] = {
         "id": delivery.id,
         "endpoint_id": delivery.endpoint_id,
@@ -189,13 +191,14 @@ def delivery_record(
         "updated_at": iso(delivery.updated_at),
     }
     if attempts is not None:
-        record["attempts"] = [attempt_record(a) for a in attempts]
+        record["attempts"] = [attempt_record(a, answers=answers) for a in attempts]
     return record
 
 
-def event_record(session: Session, event_id: str) -> dict[str, Any]:
-    """The event `evt_…` with its deliveries and each delivery's attempts;
-    EndpointNotFoundError when there is no such event."""
+def event_record(session: Session, event_id: str, *, answers: bool = False) -> dict[str, Any]:
+    """The event `evt_…` with its deliveries and each delivery's attempts (`answers`: with the
+    first KiB of each consumer's answer, which only admins read); EndpointNotFoundError when
+    there is no such event."""
     event = None
     if EVENT_ID.match(event_id):
         event = session.execute(
@@ -220,7 +223,9 @@ def event_record(session: Session, event_id: str) -> dict[str, Any]:
             attempts[attempt.delivery_id].append(attempt)
     return {
         **event_summary(event),
-        "deliveries": [delivery_record(d, attempts.get(d.id or 0, [])) for d in deliveries],
+        "deliveries": [
+            delivery_record(d, attempts.get(d.id or 0, []), answers=answers) for d in deliveries
+        ],
     }
 
 

@@ -3,7 +3,8 @@
 One `httpx.AsyncClient` per worker (one connection pool), explicit timeouts, no redirects.
 Nothing a consumer does can raise out of `send` or hold it past the timeout: a hang, a
 redirect, a 100 MB body (only its first KiB is read), a port that does not speak HTTP, a TLS
-error, a name that does not resolve — each is an Answer with an error or a status code.
+error, a name that does not resolve, a host that resolves to the host's own addresses
+(relay.connect) — each is an Answer with an error or a status code.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ import httpx
 import structlog
 
 from relay import signing
+from relay.addresses import Network
 from relay.attempts import RETRY_AFTER_STATUSES, Answer
 from relay.claims import Job
+from relay.connect import CheckedTransport
 from relay.endpoints import signing_secrets
-from relay.errors import RelayError
+from relay.errors import DestinationRefusedError, RelayError
 from relay.keys import SecretBox
 from relay.schedule import parse_retry_after
 
@@ -30,12 +33,16 @@ HEAD_BYTES = 1024
 MAX_ERROR = 500
 
 
-def make_client(*, timeout: float, concurrency: int) -> httpx.AsyncClient:
-    """The worker's one client: a pool sized to its concurrency, redirects never followed."""
+def make_client(
+    *, timeout: float, concurrency: int, allow: tuple[Network, ...] = ()
+) -> httpx.AsyncClient:
+    """The worker's one client: a pool sized to its concurrency, redirects never followed, and
+    connections only to addresses relay.connect accepts (`allow`: PAYRECON_RELAY_ALLOW_NETWORKS)."""
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     return httpx.AsyncClient(
         timeout=httpx.Timeout(timeout),
         follow_redirects=False,
-        limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
+        transport=CheckedTransport(allow=allow, limits=limits),
     )
 
 
@@ -94,6 +101,8 @@ async def send(client: httpx.AsyncClient, job: Job, box: SecretBox, *, timeout: 
             )
     except TimeoutError:
         return answer(error=f"no answer within {timeout:g} s")
+    except DestinationRefusedError as exc:
+        return answer(error=_text(str(exc), MAX_ERROR))
     except (httpx.HTTPError, OSError, ValueError) as exc:
         return answer(error=_error(exc))
     except Exception as exc:  # a consumer must never crash the worker

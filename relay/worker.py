@@ -28,6 +28,7 @@ from ledger.db import read_session, write_session
 from ledger.events.types import AttemptOutcome
 from ledger.lease import hold_lease, new_owner, release_lease
 from relay import claims, sender, wakeup
+from relay.addresses import Network
 from relay.attempts import Notice, Result, describe, record
 from relay.claims import RELAY_LEASE, Job
 from relay.keys import SecretBox
@@ -62,6 +63,8 @@ class WorkerConfig:
     postgres_poll: float = 2.0
     # A claim outlives the attempt's timeout by this much, for recording it.
     claim_margin: float = 5.0
+    # PAYRECON_RELAY_ALLOW_NETWORKS: own-host addresses endpoints may still resolve to.
+    allow: tuple[Network, ...] = ()
 
     @property
     def claim_ttl(self) -> float:
@@ -151,7 +154,7 @@ class Worker:
         inflight: set[asyncio.Task[Result]] = set()
         waiting: collections.deque[Job] = collections.deque()
         async with sender.make_client(
-            timeout=config.timeout, concurrency=config.concurrency
+            timeout=config.timeout, concurrency=config.concurrency, allow=config.allow
         ) as client:
             while True:
                 stopping = stop is not None and stop.is_set()

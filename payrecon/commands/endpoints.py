@@ -22,7 +22,12 @@ from ledger.types import utcnow
 from payrecon.actor import audit_cli
 from payrecon.context import EXIT_USAGE, AppContext, app_context, fail
 from relay import endpoints as ops
-from relay.errors import EndpointInputError, EndpointNotFoundError, SecretKeyError
+from relay.errors import (
+    EndpointInputError,
+    EndpointNotFoundError,
+    RotationError,
+    SecretKeyError,
+)
 from relay.keys import SecretBox
 from relay.queries import endpoint_record, endpoint_records, parse_row_id
 
@@ -47,7 +52,7 @@ def _run(work: Callable[[], T]) -> T:
     """`work`, with an unknown id or bad input as exit 2 and a silent database as exit 1."""
     try:
         return work()
-    except (EndpointNotFoundError, EndpointInputError) as exc:
+    except (EndpointNotFoundError, EndpointInputError, RotationError) as exc:
         fail(str(exc), EXIT_USAGE)
     except SecretKeyError as exc:
         fail(str(exc), EXIT_USAGE)
@@ -75,9 +80,10 @@ def add(
 ) -> None:
     """Add an endpoint; its whsec_ secret is printed this once."""
     app = app_context(ctx)
+    allow = app.settings().relay_allow_networks
     try:
         # Checked before the database is opened: a typo costs no connection.
-        ops.check_url(url)
+        ops.check_url(url, allow=allow)
         ops.check_types(events)
         ops.check_description(description)
     except EndpointInputError as exc:
@@ -89,7 +95,13 @@ def add(
     def create() -> tuple[dict[str, Any], str]:
         with write_session(engine) as session:
             endpoint, secret = ops.add(
-                session, secret_box, url=url, types=events, description=description, now=utcnow()
+                session,
+                secret_box,
+                url=url,
+                types=events,
+                description=description,
+                now=utcnow(),
+                allow=allow,
             )
             subject = f"endpoint:{endpoint.id}"
             audit_cli(session, AuditAction.ENDPOINT_ADD, subject, url, now=utcnow())
@@ -166,8 +178,9 @@ def _set_enabled(ctx: click.Context, text: str, enabled: bool) -> None:
     def change() -> None:
         with write_session(engine) as session:
             reason = None if enabled else "disabled by an operator"
-            ops.set_enabled(session, endpoint_id, enabled, now=utcnow(), reason=reason)
-            detail = "enabled" if enabled else "disabled"
+            before = ops.audited_fields(ops.get(session, endpoint_id, for_update=True))
+            endpoint = ops.set_enabled(session, endpoint_id, enabled, now=utcnow(), reason=reason)
+            detail = ops.change_detail(before, ops.audited_fields(endpoint))
             subject = f"endpoint:{endpoint_id}"
             audit_cli(session, AuditAction.ENDPOINT_UPDATE, subject, detail, now=utcnow())
 
@@ -247,7 +260,10 @@ def reseal(ctx: click.Context) -> None:
 
     def run() -> int:
         with write_session(engine) as session:
-            return ops.reseal_all(session, secret_box, now=utcnow())
+            count = ops.reseal_all(session, secret_box, now=utcnow())
+            detail = f"{count} endpoint(s) sealed again with the first key"
+            audit_cli(session, AuditAction.ENDPOINT_RESEAL, None, detail, now=utcnow())
+            return count
 
     count = _run(run)
     click.echo(

@@ -148,3 +148,58 @@ def test_the_relay_key_is_rotated_with_reseal(database_url: str) -> None:
     refused = _run(["reseal"], stranger)
     assert refused.returncode == 2
     assert refused.stderr.strip().startswith("payrecon: no key in PAYRECON_RELAY_KEYS opens")
+
+
+def test_own_host_endpoints_are_refused_in_every_spelling(database_url: str) -> None:
+    """Without PAYRECON_RELAY_ALLOW_NETWORKS, `endpoints add` of any spelling of a loopback,
+    unspecified or metadata address exits 2 with one line naming the setting; none is added."""
+    env = payrecon_env(database_url=database_url, relay_keys=RELAY_KEYS, relay_allow_networks="")
+    for url in (
+        "http://2130706433/x",
+        "http://0x7f000001/x",
+        "http://127.1/x",
+        "http://0/x",
+        "http://[::ffff:127.0.0.1]/x",
+        "http://localhost:9000/x",
+        "http://169.254.169.254/latest/meta-data/",
+    ):
+        refused = _run(["add", url], env)
+        assert refused.returncode == 2, (url, refused.stdout)
+        [line] = refused.stderr.splitlines()
+        assert line.startswith("payrecon: URL: ") and "PAYRECON_RELAY_ALLOW_NETWORKS" in line
+    assert json.loads(_run(["list", "--json"], env).stdout) == []
+    private = _run(["add", "http://10.0.0.7:9000/hook"], env)
+    assert private.returncode == 0, private.stderr
+
+
+def test_a_bad_allowed_network_is_exit_2_naming_the_variable(database_url: str) -> None:
+    """PAYRECON_RELAY_ALLOW_NETWORKS that is not a list of CIDRs stops the command with exit 2."""
+    env = payrecon_env(
+        database_url=database_url, relay_keys=RELAY_KEYS, relay_allow_networks="127.0.0.0/99"
+    )
+    refused = _run(["list"], env)
+    assert refused.returncode == 2
+    assert refused.stderr.startswith("payrecon: PAYRECON_RELAY_ALLOW_NETWORKS: ")
+
+
+def test_a_rotation_the_keys_cannot_open_is_refused_and_changes_nothing(
+    database_url: str,
+) -> None:
+    """`rotate-secret` under a key that never sealed the endpoint's secret exits 2 naming
+    PAYRECON_RELAY_KEYS; the original key still opens the one secret, which still signs."""
+    env = payrecon_env(database_url=database_url, relay_keys=RELAY_KEYS)
+    added = json.loads(_run(["add", HOOK, "--json"], env).stdout)
+    stranger = payrecon_env(database_url=database_url, relay_keys="x" * 40)
+    refused = _run(["rotate-secret", str(added["id"])], stranger)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert "PAYRECON_RELAY_KEYS opens its current secret" in refused.stderr
+    box = load_settings(relay_keys=RELAY_KEYS).secret_box()
+    engine = create_db_engine(database_url)
+    try:
+        with read_session(engine) as session:
+            [endpoint] = listed(session)
+            secrets = signing_secrets(endpoint, box, now=utcnow())
+            assert endpoint.previous_secret_sealed is None
+    finally:
+        engine.dispose()
+    assert secrets == [added["secret"]]

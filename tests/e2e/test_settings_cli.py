@@ -60,3 +60,19 @@ def test_postgres_and_postgresql_urls_both_work(postgres_url: str, tmp_path: Pat
         ["report", "--format", "json"], payrecon_env(database_url=f"postgres://{rest}"), tmp_path
     )
     assert listed.returncode == 0 and json.loads(listed.stdout)["transfers"]["total"] == 2
+
+
+def test_the_shipped_env_example_is_refused_naming_its_placeholder(
+    database_url: str, tmp_path: Path
+) -> None:
+    """`.env.example` copied to .env as-is stops a command with exit 2 and one line naming
+    PAYRECON_RELAY_KEYS, whose value it never shows."""
+    example = Path(__file__).resolve().parents[2] / ".env.example"
+    (tmp_path / ".env").write_text(example.read_text())
+    env = payrecon_env(database_url=database_url)
+    del env["PAYRECON_RELAY_ALLOW_NETWORKS"]  # the file alone decides
+    result = _run(["endpoints", "list"], env, tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith("payrecon: PAYRECON_RELAY_KEYS: still holds the shipped placeholder")
+    assert "CHANGE_ME_to_32" not in line

@@ -16,8 +16,13 @@ PAYRECON = [sys.executable, "-m", "payrecon"]
 
 
 def payrecon_env(**settings: str) -> dict[str, str]:
-    """The current environment without PAYRECON_* variables, plus `settings` (PAYRECON_ added)."""
+    """The current environment without PAYRECON_* variables, plus `settings` (PAYRECON_ added).
+
+    Relay endpoints may be on loopback (test consumers listen there): PAYRECON_RELAY_ALLOW_NETWORKS
+    is 127.0.0.0/8 unless `settings` say otherwise (`relay_allow_networks=""`: the default rule).
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith("PAYRECON_")}
+    env["PAYRECON_RELAY_ALLOW_NETWORKS"] = "127.0.0.0/8"
     env.update({f"PAYRECON_{key.upper()}": value for key, value in settings.items()})
     return env
 

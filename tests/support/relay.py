@@ -26,11 +26,15 @@ from ledger.models import Alert, RelayAttempt, RelayDelivery, Transfer
 from ledger.types import utcnow
 from payrecon.wiring import keyed_alert
 from relay import endpoints
+from relay.addresses import parse_networks
 from relay.keys import SecretBox
 from relay.worker import Summary, Worker, WorkerConfig
 from tests.support.servers import running_server
 
 RELAY_KEYS = "test-relay-key-" + "k" * 32
+# Test consumers listen on loopback, which endpoints reach only when it is allowed
+# (PAYRECON_RELAY_ALLOW_NETWORKS); the address-rule tests pass their own.
+LOOPBACK = parse_networks("127.0.0.0/8")
 
 
 def box() -> SecretBox:
@@ -41,7 +45,9 @@ def box() -> SecretBox:
 def add_endpoint(engine: Engine, url: str, types: str | None = None) -> tuple[int, str]:
     """A new enabled endpoint; its id and secret."""
     with write_session(engine) as session:
-        endpoint, secret = endpoints.add(session, box(), url=url, types=types, now=utcnow())
+        endpoint, secret = endpoints.add(
+            session, box(), url=url, types=types, now=utcnow(), allow=LOOPBACK
+        )
         return int(endpoint.id or 0), secret
 
 
@@ -199,7 +205,12 @@ def serving(consumer: Consumer) -> Iterator[str]:
 
 def config(**overrides: Any) -> WorkerConfig:
     """A worker configuration for tests: a short schedule and timeout."""
-    values: dict[str, Any] = {"schedule": (0.1, 0.2), "timeout": 2.0, "concurrency": 8}
+    values: dict[str, Any] = {
+        "schedule": (0.1, 0.2),
+        "timeout": 2.0,
+        "concurrency": 8,
+        "allow": LOOPBACK,
+    }
     values.update(overrides)
     return WorkerConfig(**values)
 

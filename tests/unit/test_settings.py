@@ -8,7 +8,8 @@ import pytest
 
 from ledger.db import normalise_url
 from payrecon.errors import ConfigError
-from payrecon.settings import load_settings, secret_values, unknown_names
+from payrecon.logconfig import Redactor
+from payrecon.settings import load_settings, secret_tokens, secret_values, unknown_names
 from tests.support.secrets import ALERT_URLS, DATABASE_PASSWORD, SHOWN_NEVER, secret_settings
 
 
@@ -114,9 +115,11 @@ def test_repr_and_str_of_settings_show_no_secret(monkeypatch: pytest.MonkeyPatch
 
 
 def test_secret_values_cover_every_secret(monkeypatch: pytest.MonkeyPatch) -> None:
-    """secret_values (what logs and error lines are scrubbed of) holds every secret."""
+    """secret_values and secret_tokens (what logs and error lines are scrubbed of) hold every
+    secret."""
     set_all_secrets(monkeypatch, f"postgresql://payrecon:{DATABASE_PASSWORD}@db.example/ledger")
-    values = secret_values(load_settings())
+    settings = load_settings()
+    values = secret_values(settings) + secret_tokens(settings)
     assert [secret for secret in SHOWN_NEVER if secret not in values] == []
 
 
@@ -160,3 +163,97 @@ def test_unknown_names_come_once_with_the_closest_known_name(tmp_path: Path) -> 
         ("PAYRECON_WEBHOOK_TOKN", "PAYRECON_WEBHOOK_TOKEN"),
     ]
     assert unknown_names({"PAYRECON_STALE_AFTER": "1"}, str(tmp_path / "absent.env")) == []
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("PAYRECON_ADMIN_TOKEN", "CHANGE-ME-admin-token-at-least-16-chars"),
+        ("PAYRECON_WEBHOOK_TOKEN", "CHANGEMEwebhooktoken0123456789"),
+        ("PAYRECON_WEBHOOK_SECRET", "please-change_me-now-0123"),
+        ("PAYRECON_WEBHOOK_HMAC_SECRET", "hmac-ChangeMe-0123456789"),
+        ("PAYRECON_PROVIDER_SECRET_KEY", "sk_live_CHANGE-ME"),
+        ("PAYRECON_RELAY_KEYS", "CHANGE_ME_to_32_or_more_random_characters"),
+        ("PAYRECON_RELAY_KEYS", "a-real-relay-key-of-at-least-32-chars,changeme" + "x" * 30),
+        ("PAYRECON_DATABASE_URL", "postgresql://payrecon:CHANGE-ME@db.example/payrecon"),
+        ("PAYRECON_ALERT_URLS", "slack://CHANGE_ME/CHANGE_ME/CHANGE_ME"),
+    ],
+)
+def test_a_placeholder_secret_is_refused_naming_its_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    """A token, key, secret, database password or alert URL holding CHANGE-ME, CHANGE_ME or
+    CHANGEME (any case) is a configuration error naming the variable, never its value."""
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert caught.value.variable == variable
+    assert "placeholder" in str(caught.value) and value not in str(caught.value)
+
+
+def test_words_near_the_placeholder_are_not_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the placeholder spellings count: `change` or `me` alone in a secret is fine, and a
+    database named `changeme` is not a password."""
+    monkeypatch.setenv("PAYRECON_ADMIN_TOKEN", "change-the-key-to-me-0123456789")
+    monkeypatch.setenv("PAYRECON_DATABASE_URL", "postgresql://u:real-pass@db.example/changeme")
+    settings = load_settings()
+    assert settings.admin_token is not None
+
+
+def test_relay_allow_networks_are_unset_by_default_and_read_as_cidrs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Unset allows nothing; a comma list of CIDRs is read; a bad one names the variable."""
+    assert load_settings().relay_allow_networks == ()
+    monkeypatch.setenv("PAYRECON_RELAY_ALLOW_NETWORKS", "127.0.0.0/8, ::1/128")
+    assert [str(n) for n in load_settings().relay_allow_networks] == ["127.0.0.0/8", "::1/128"]
+    monkeypatch.setenv("PAYRECON_RELAY_ALLOW_NETWORKS", "127.0.0.0/8,127.0.0.0/40")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert caught.value.variable == "PAYRECON_RELAY_ALLOW_NETWORKS"
+    assert "127.0.0.0/40" in str(caught.value)
+
+
+# The docs' own example alert URLs (docs/operations.md, .env.example) and a path a merchant
+# would use for a JSON hook.
+DOC_ALERT_URLS = (
+    "slack://TokenA/TokenB/TokenC/#payments-ops "
+    "mailtos://user:password@smtp.example.com?to=ops@example.com "
+    "jsons://hooks.example.com/payrecon/alerts"
+)
+
+
+def _redactor(monkeypatch: pytest.MonkeyPatch, urls: str) -> Redactor:
+    monkeypatch.setenv("PAYRECON_ALERT_URLS", urls)
+    settings = load_settings()
+    return Redactor(secret_values(settings), secret_tokens(settings))
+
+
+def test_alert_url_redaction_leaves_ordinary_words_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the docs' example alert URLs configured, a pass summary and an alert title keep
+    their words (`alerts_sent`, `payrecon:`), while the URLs' tokens and password are hidden."""
+    redactor = _redactor(monkeypatch, DOC_ALERT_URLS)
+    line = (
+        '{"event": "reconcile_pass", "alerts_sent": 2, "title": "payrecon: amount_mismatch on '
+        'transfer T-1", "to": "TokenA/TokenB/TokenC", "credential": "password", "token": "TokenB"}'
+    )
+    scrubbed = redactor.scrub_line(None, "info", line)
+    assert '"alerts_sent": 2' in scrubbed
+    assert '"title": "payrecon: amount_mismatch on transfer T-1"' in scrubbed
+    assert '"to": "[redacted]/[redacted]/[redacted]"' in scrubbed
+    assert '"credential": "[redacted]"' in scrubbed and '"token": "[redacted]"' in scrubbed
+    assert redactor.scrub("sent via jsons://hooks.example.com/payrecon/alerts") == (
+        "sent via [redacted]"
+    )
+
+
+def test_alert_url_tokens_are_hidden_as_values_not_inside_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Slack token is hidden where it stands alone, and a word that merely contains it (or
+    that it merely contains) is left as it is."""
+    redactor = _redactor(monkeypatch, "slack://T1JJ3T3L2/A1BRTD4JD/TIiajkdnlazkcOXrIdevi7FQ")
+    assert redactor.scrub("token T1JJ3T3L2, again:T1JJ3T3L2.") == (
+        "token [redacted], again:[redacted]."
+    )
+    assert redactor.scrub("XT1JJ3T3L2 T1JJ3T3L2_old") == "XT1JJ3T3L2 T1JJ3T3L2_old"

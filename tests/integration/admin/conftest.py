@@ -70,6 +70,7 @@ def start_cast(database_url: str, engine: Engine) -> StartCast:
         options: dict[str, Any] = {
             "admin_token": ADMIN,
             "relay_keys": RELAY_KEYS,
+            "relay_allow_networks": "127.0.0.0/8",  # test consumers listen on loopback
             "insecure_cookies": True,
             **overrides,
         }

@@ -21,6 +21,7 @@ from payrecon.cli import cli
 from tests.integration.admin.conftest import ADMIN, Cast, audit_rows, bearer
 from tests.integration.receiver.conftest import payout_stack
 from tests.integration.relay.conftest import add_transfer, emit, record_attempt
+from tests.support import relay as relay_support
 
 
 def _cli(database_url: str, *args: str) -> Result:
@@ -59,7 +60,9 @@ def test_endpoint_changes_and_a_retry_are_audited_with_who_and_where(
         ("boss", "admin", "endpoint.remove", subject),
     ]
     assert {row.remote_addr for row in audit_rows(engine)} == {"127.0.0.1"}
-    assert audit_rows(engine)[1].detail == "enabled"
+    assert json.loads(audit_rows(engine)[1].detail or "") == {
+        "enabled": {"old": True, "new": False}
+    }
 
 
 def test_a_refused_action_leaves_no_audit_row(cast: Cast, engine: Engine) -> None:
@@ -222,6 +225,35 @@ def test_the_database_refuses_to_edit_or_delete_the_audit_log(engine: Engine) ->
     assert len(audit_rows(engine)) == 7
 
 
+def test_the_database_refuses_replace_and_truncate_on_the_audit_log(engine: Engine) -> None:
+    """SQLite's INSERT OR REPLACE / REPLACE INTO on an existing id and PostgreSQL's TRUNCATE
+    fail too, and every row stays as it was (migration 0007)."""
+    _seed_log(engine)
+    before = [(r.id, r.operator, r.action) for r in audit_rows(engine)]
+    first = before[0][0]
+    columns = "(id, at, operator, role, action)"
+    values = f"({first}, CURRENT_TIMESTAMP, 'nobody', 'admin', 'login')"
+    if engine.dialect.name == "sqlite":
+        statements = [
+            f"INSERT OR REPLACE INTO audit_log {columns} VALUES {values}",
+            f"REPLACE INTO audit_log {columns} VALUES {values}",
+        ]
+    else:
+        statements = ["TRUNCATE audit_log", "TRUNCATE audit_log RESTART IDENTITY CASCADE"]
+    for statement in statements:
+        with pytest.raises(DBAPIError, match="append-only"), engine.begin() as connection:
+            connection.execute(text(statement))
+    assert [(r.id, r.operator, r.action) for r in audit_rows(engine)] == before
+    with engine.begin() as connection:  # a new row is still welcome
+        connection.execute(
+            text(
+                f"INSERT INTO audit_log {columns} VALUES ({first + 1000}, CURRENT_TIMESTAMP, "
+                "'later', 'admin', 'login')"
+            )
+        )
+    assert len(audit_rows(engine)) == len(before) + 1
+
+
 def test_tokens_reach_neither_the_logs_nor_the_audit_log(
     cast: Cast, engine: Engine, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -237,3 +269,42 @@ def test_tokens_reach_neither_the_logs_nor_the_audit_log(
     assert "request" in logs  # the request log did run
     for secret in (token, "wrong-secret-0123456789", "another-wrong-0123456789"):
         assert secret not in logs and secret not in rows
+
+
+def test_an_endpoint_patch_is_audited_with_old_and_new_values(cast: Cast, engine: Engine) -> None:
+    """PATCH /api/endpoints/{id} records each changed field's old and new value, no others."""
+    boss = bearer(cast.tokens["admin"])
+    added = httpx.post(
+        f"{cast.url}/api/endpoints", json={"url": "http://10.0.0.7/a"}, headers=boss
+    ).json()
+    changed = httpx.patch(
+        f"{cast.url}/api/endpoints/{added['id']}",
+        json={"url": "http://10.0.0.8/b", "description": "orders", "events": None},
+        headers=boss,
+    )
+    assert changed.status_code == 200
+    [row] = audit_rows(engine, AuditAction.ENDPOINT_UPDATE)
+    assert json.loads(row.detail or "") == {
+        "url": {"old": "http://10.0.0.7/a", "new": "http://10.0.0.8/b"},
+        "description": {"old": None, "new": "orders"},
+    }
+
+
+def test_reseal_prune_and_cli_enable_disable_are_audited(engine: Engine, database_url: str) -> None:
+    """`endpoints reseal`, `checks prune` and `endpoints disable` each write a row as the CLI
+    operator; the disable row holds the old and the new value."""
+    endpoint_id, _ = relay_support.add_endpoint(engine, "http://10.0.0.7/hook")
+    env = {"PAYRECON_DATABASE_URL": database_url, "PAYRECON_RELAY_KEYS": relay_support.RELAY_KEYS}
+    for args in (["endpoints", "reseal"], ["checks", "prune"], ["endpoints", "disable", "1"]):
+        result = CliRunner().invoke(cli, args, env=env)
+        assert result.exit_code == 0, result.output
+    assert endpoint_id == 1
+    assert [(r.operator, r.action, r.subject) for r in audit_rows(engine)] == [
+        (cli_actor(), "endpoint.reseal", None),
+        (cli_actor(), "checks.prune", None),
+        (cli_actor(), "endpoint.update", "endpoint:1"),
+    ]
+    rows = audit_rows(engine)
+    assert rows[0].detail == "1 endpoint(s) sealed again with the first key"
+    assert rows[1].detail == "deleted 0 provider checks older than 400 days"
+    assert json.loads(rows[2].detail or "") == {"enabled": {"old": True, "new": False}}

@@ -22,6 +22,7 @@ from receiver.batch import apply_batch
 from receiver.events import parse_event
 from relay import endpoints
 from relay.keys import SecretBox
+from tests.support.relay import LOOPBACK
 
 REFERENCES = ["A", "B", "C"]
 event_bodies = st.builds(
@@ -142,11 +143,18 @@ def _seed(engine: Engine) -> None:
     with write_session(engine) as session:
         register_expected(session, ExpectedTransfer("m-A", 1000, 100), now=utcnow())
         now = utcnow()
-        endpoints.add(session, box, url="http://127.0.0.1:9/default", now=now)
+        endpoints.add(session, box, url="http://127.0.0.1:9/default", now=now, allow=LOOPBACK)
         every = ",".join(t.value for t in RelayEventType)
-        endpoints.add(session, box, url="http://127.0.0.1:9/every", types=every, now=now)
         endpoints.add(
-            session, box, url="http://127.0.0.1:9/reported", types="transfer.reported", now=now
+            session, box, url="http://127.0.0.1:9/every", types=every, now=now, allow=LOOPBACK
+        )
+        endpoints.add(
+            session,
+            box,
+            url="http://127.0.0.1:9/reported",
+            types="transfer.reported",
+            now=now,
+            allow=LOOPBACK,
         )
 
 

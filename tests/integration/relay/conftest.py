@@ -27,7 +27,12 @@ RELAY_KEYS = "relay-key-0123456789-abcdefghijklmnopq"
 @pytest.fixture
 def relay_url(database_url: str, engine: Engine) -> Iterator[str]:
     """A served app with an admin token and PAYRECON_RELAY_KEYS; yields its base URL."""
-    settings = load_settings(database_url=database_url, admin_token=ADMIN, relay_keys=RELAY_KEYS)
+    settings = load_settings(
+        database_url=database_url,
+        admin_token=ADMIN,
+        relay_keys=RELAY_KEYS,
+        relay_allow_networks="127.0.0.0/8",
+    )
     with running_server(create_app(settings, engine=engine)) as url:
         yield url
 

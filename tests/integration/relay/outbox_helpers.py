@@ -16,6 +16,7 @@ from receiver.apply import IncomingDelivery
 from receiver.events import parse_event
 from relay import endpoints
 from relay.keys import SecretBox
+from tests.support.relay import LOOPBACK
 
 BOX = SecretBox(["x" * 32])
 
@@ -35,9 +36,14 @@ def add_endpoints(engine: Engine) -> Endpoints:
     now = utcnow()
     with write_session(engine) as session:
         ids = [
-            endpoints.add(session, BOX, url=f"http://127.0.0.1:9/{name}", types=types, now=now)[
-                0
-            ].id
+            endpoints.add(
+                session,
+                BOX,
+                url=f"http://127.0.0.1:9/{name}",
+                types=types,
+                now=now,
+                allow=LOOPBACK,
+            )[0].id
             for name, types in [
                 ("default", None),
                 ("reported", "transfer.reported"),

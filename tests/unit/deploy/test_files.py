@@ -179,12 +179,46 @@ def test_env_example_lists_every_setting_once() -> None:
     assert len(names) == len(set(names)), "a variable is listed twice"
 
 
-def test_env_example_values_are_the_defaults() -> None:
-    """Copied unchanged to .env, the example changes nothing: its values are the defaults."""
-    from_file = Settings(_env_file=ENV_EXAMPLE)
-    assert from_file.model_dump() == Settings(_env_file=None).model_dump()
+def test_env_example_values_are_the_defaults_but_its_placeholder() -> None:
+    """Copied to .env with its one placeholder secret replaced, the example changes nothing
+    else: its other values are the defaults."""
+    key = "a-real-relay-key-of-at-least-32-characters"
+    from_file = Settings(_env_file=ENV_EXAMPLE, relay_keys=key)
+    assert from_file.model_dump() == Settings(_env_file=None, relay_keys=key).model_dump()
     active = re.findall(r"^(PAYRECON_[A-Z0-9_]+)=", ENV_EXAMPLE.read_text(), re.MULTILINE)
     assert "PAYRECON_DATABASE_URL" in active and "PAYRECON_PROVIDER_SECRET_KEY" not in active
+
+
+def test_env_example_as_shipped_is_refused_naming_its_placeholder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Loaded as-is, .env.example stops payrecon naming PAYRECON_RELAY_KEYS: a placeholder
+    secret is never used for real."""
+    from payrecon.errors import ConfigError
+    from payrecon.settings import load_settings
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text(ENV_EXAMPLE.read_text())
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert caught.value.variable == "PAYRECON_RELAY_KEYS"
+    assert "placeholder" in str(caught.value)
+
+
+def test_shipped_kubernetes_secrets_are_placeholders_payrecon_refuses() -> None:
+    """Every value of deploy/kubernetes/secret.yaml is a placeholder, and each one alone is
+    refused naming its variable."""
+    from payrecon.errors import ConfigError
+    from payrecon.settings import load_settings
+
+    [secret] = _load_all(KUBERNETES / "secret.yaml")
+    values = dict(secret["stringData"])
+    assert values
+    for name, value in values.items():
+        assert re.search("change[-_]?me", value, re.IGNORECASE), name
+        with pytest.raises(ConfigError) as caught:
+            load_settings(**{name.removeprefix("PAYRECON_").lower(): value})
+        assert caught.value.variable == name
 
 
 # --- the image -----------------------------------------------------------------------------
@@ -482,8 +516,12 @@ def test_kubernetes_secret_holds_the_secrets_and_config_the_rest() -> None:
     config = objects["ConfigMap/payrecon-config"]["data"]
     assert not set(config) & set(secret)
     assert all(isinstance(value, str) for value in config.values())
-    # Together (placeholders included) they are valid settings: no name or format is wrong.
-    values = {k.removeprefix("PAYRECON_").lower(): v for k, v in {**config, **secret}.items()}
+    # Together, with their placeholders filled in, they are valid settings: no name or format
+    # is wrong (as shipped, the placeholders are refused: the test below).
+    values = {
+        k.removeprefix("PAYRECON_").lower(): re.sub("change[-_]?me", "Real0Value", v, flags=re.I)
+        for k, v in {**config, **secret}.items()
+    }
     Settings(_env_file=None, **values)
 
 
