@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from html import escape
 from typing import Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import quote
 
 from sqlalchemy import Engine
 from sqlmodel import Session
@@ -32,10 +32,10 @@ from ledger.audit import record
 from ledger.db import read_session
 from ledger.operators import live_session, operator_by_token
 from ledger.types import utcnow
-from receiver.answers import json_error
-from receiver.auth import client_address
-from receiver.body import read_limited
-from receiver.errors import ReceiverError
+from web.address import request_address
+from web.answers import json_error, web_error
+from web.errors import WebError
+from web.forms import FORM, media_type, read_form_fields
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -173,11 +173,11 @@ def csrf_token(request: Request) -> str:
 
 
 def remote_address(request: Request) -> str | None:
-    """The caller's address, believing X-Forwarded-For only from a trusted proxy."""
+    """The caller's address, believing X-Forwarded-For (all its lines) only from a trusted
+    proxy: the same reading as the webhook's (web.address)."""
     settings = getattr(request.app.state, "settings", None)
     trusted = frozenset(getattr(settings, "trusted_proxies", None) or ())
-    peer = request.client.host if request.client else None
-    return client_address(peer, request.headers.get("x-forwarded-for"), trusted)
+    return request_address(request, trusted)
 
 
 def audit(
@@ -203,16 +203,20 @@ def audit(
 
 async def checked_csrf(request: Request, expected: str) -> Request:
     """`request` (rebuilt if its body had to be read) when it carries `expected` in the
-    X-CSRF-Token header or the form field `csrf_token`; else CsrfError."""
+    X-CSRF-Token header or the form field `csrf_token`; else CsrfError.
+
+    A form body that is late or too large raises the toolkit's WebError (408, 413)."""
     presented = request.headers.get(CSRF_HEADER)
     if presented is None:
-        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if media != "application/x-www-form-urlencoded":
+        if media_type(request) != FORM:
             raise CsrfError
         try:
-            body = await read_limited(request, MAX_FORM_BYTES)
-            fields = parse_qs(body.decode("utf-8"), keep_blank_values=True)
-        except (ReceiverError, ClientDisconnect, UnicodeDecodeError, ValueError):
+            body, fields = await read_form_fields(request, limit=MAX_FORM_BYTES)
+        except ClientDisconnect:
+            raise CsrfError from None
+        except WebError as exc:
+            if exc.status_code in (408, 413):
+                raise
             raise CsrfError from None
         values = fields.get(CSRF_FIELD)
         presented = values[-1] if values else None
@@ -257,6 +261,7 @@ class _Refusals:
     cross_origin: Callable[[], Response]
     csrf_failed: Callable[[], Response]
     unavailable: Callable[[], Response]
+    unreadable: Callable[[WebError], Response]
     # Console forms always carry the token (a browser may also hold Basic credentials); API
     # calls need it only when the cookie is what proves who they are.
     csrf_always: bool
@@ -282,6 +287,8 @@ async def _admit(request: Request, role: Role, refusals: _Refusals) -> Request |
                 request = await checked_csrf(request, csrf_for(identity.secret))
             except CsrfError:
                 return refusals.csrf_failed()
+            except WebError as exc:
+                return refusals.unreadable(exc)
     _settle(request, identity)
     return request
 
@@ -316,6 +323,7 @@ _API = _Refusals(
         403, "csrf_failed", "a valid CSRF token is required with a session"
     ),
     unavailable=database_unavailable,
+    unreadable=web_error,
     csrf_always=False,
 )
 
@@ -357,6 +365,7 @@ _PAGE = _Refusals(
     unavailable=lambda: html_refusal(
         503, "Unavailable", "The ledger database is not answering; try again shortly."
     ),
+    unreadable=lambda exc: html_refusal(exc.status_code, "Form not received", f"{exc.message}."),
     csrf_always=True,
 )
 

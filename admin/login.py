@@ -14,7 +14,6 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from admin.errors import CsrfError
-from admin.forms import read_form
 from admin.identity import (
     PAGE_POLICY,
     SESSION_COOKIE,
@@ -32,7 +31,9 @@ from ledger.audit import AuditAction, record
 from ledger.db import write_session
 from ledger.operators import end_session, start_session
 from ledger.types import takes_text, utcnow
-from receiver.answers import json_error
+from web.answers import json_error, web_error
+from web.errors import WebError
+from web.forms import read_form
 
 HOME = "/console"
 LOGIN_PAGE = "/console/login"
@@ -115,8 +116,8 @@ async def login(request: Request) -> Response:
         return json_error(403, "forbidden", "cross-origin request refused")
     try:
         form = await read_form(request)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return json_error(400, "invalid_form", str(exc) or "unreadable form")
+    except WebError as exc:
+        return web_error(exc)
     token = form.get("token", "")
     next_path = safe_next(form.get("next"))
     operator = None
@@ -204,6 +205,8 @@ async def logout(request: Request) -> Response:
         request = await checked_csrf(request, csrf_for(session_id))
     except CsrfError:
         return json_error(403, "csrf_failed", "a valid CSRF token is required to log out")
+    except WebError as exc:
+        return web_error(exc)
 
     def end() -> None:
         now = utcnow()

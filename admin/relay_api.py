@@ -28,7 +28,6 @@ from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
 from ledger.events.types import RelayEventType
 from ledger.types import utcnow
-from receiver.answers import json_error
 from relay import endpoints, queries
 from relay.errors import (
     DeliveryStateError,
@@ -48,6 +47,7 @@ from relay.queries import (
     parse_subject,
     pending_counts,
 )
+from web.answers import json_error
 
 T = TypeVar("T")
 # The fields a body may hold: POST takes the first three, PATCH all four.

@@ -6,7 +6,7 @@ from sqlalchemy.exc import DBAPIError
 from starlette.responses import JSONResponse
 
 from ledger.errors import DatabaseUnavailableError
-from receiver.answers import RETRY_AFTER, json_error
+from web.answers import RETRY_AFTER, json_error
 
 # What a read or write raises while the database is down or cannot answer. Input is checked
 # before the database sees it, so none of these is the caller's fault: 503, as the webhook.

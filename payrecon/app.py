@@ -18,13 +18,14 @@ from admin.throttle import LoginThrottle
 from ledger.db import create_db_engine
 from payrecon.settings import Settings
 from provider.client import ProviderClient
-from receiver.answers import http_error
 from receiver.app import receiver_routes, webhook_state
 from receiver.fastpath import ReceiverApp
 from receiver.ingest import GroupCommitWriter
 from receiver.requestlog import RequestLogMiddleware
 from receiver.webhook import WebhookEndpoint
 from relay.metrics import register_relay_metrics
+from web.answers import http_error
+from web.body import BodyDeadline
 
 
 def _lifespan(
@@ -90,4 +91,6 @@ def create_app(
         clock=time.monotonic,
     )
     app.state.webhook = webhook
+    # Every body an operators' route reads has PAYRECON_BODY_TIMEOUT to arrive (web.body).
+    app.state.body_deadline = BodyDeadline(settings.body_timeout)
     return app

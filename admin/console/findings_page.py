@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qs
 
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
@@ -33,8 +32,8 @@ from ledger.finding_queue import CURSOR_KIND, UNASSIGNED, FindingFilter, list_qu
 from ledger.findings import check_note
 from ledger.queries import decode_cursor
 from ledger.types import FindingKind, FindingState
-from receiver.body import read_limited
-from receiver.errors import ReceiverError
+from web.errors import WebError
+from web.forms import read_form_fields
 
 QUEUE = "/console/findings"
 MAX_FORM_BYTES = 64 * 1024
@@ -42,10 +41,11 @@ MAX_FORM_BYTES = 64 * 1024
 
 async def form_fields(request: Request) -> dict[str, list[str]]:
     """The posted form's fields (every value of each); empty when it cannot be read."""
+    # The guard (admin.identity.page) has already read the body with its deadline to check the
+    # CSRF field: this reads the same bytes again.
     try:
-        body = await read_limited(request, MAX_FORM_BYTES)
-        return parse_qs(body.decode("utf-8"), keep_blank_values=True)
-    except (ReceiverError, UnicodeDecodeError, ValueError):
+        return (await read_form_fields(request, limit=MAX_FORM_BYTES))[1]
+    except WebError:
         return {}
 
 

@@ -19,6 +19,7 @@ FIRST_PARTY = frozenset(
         "reconcile",
         "relay",
         "sandbox",
+        "web",
     }
 )
 # Package -> the first-party packages its modules may not import (docs/architecture.md).
@@ -32,6 +33,10 @@ FORBIDDEN = {
     "relay": frozenset({"admin", "payments", "payrecon", "receiver", "reconcile"}),
     # A second, independent reading of the provider's specification: it shares no code.
     "sandbox": FIRST_PARTY - {"sandbox"},
+    # The shared web toolkit sits below both HTTP surfaces and knows neither.
+    "web": FIRST_PARTY - {"web", "ledger"},
+    # The operators' surface takes shared web plumbing from `web`, never the receiver's.
+    "admin": frozenset({"receiver"}),
 }
 
 

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from admin.forms import read_form
+from web.forms import read_form
 from admin.identity import Role, csrf_token, current_operator, page, requires
 from admin.login import login
 from admin.throttle import LoginThrottle
