@@ -30,7 +30,7 @@ from admin.errors import CsrfError
 from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import record
 from ledger.db import read_session
-from ledger.operators import live_session, operator_by_token
+from ledger.operators import bound_to, live_session, operator_by_token, secret_hash
 from ledger.types import utcnow
 from web.address import request_address
 from web.answers import json_error, web_error
@@ -136,8 +136,12 @@ def _lookup_session(request: Request, session_id: str) -> Operator | None:
         row = live_session(session, session_id, now=utcnow())
     if row is None:
         return None
-    if row.operator == ADMIN_NAME and _admin_token(request) is None:
-        return None  # the bootstrap admin was switched off: its sessions go with it
+    if row.operator == ADMIN_NAME:
+        admin = _admin_token(request)
+        if admin is None or not bound_to(session_id, secret_hash(admin)):
+            # The bootstrap admin was switched off, or PAYRECON_ADMIN_TOKEN changed: the
+            # sessions the old token opened end with it.
+            return None
     return Operator(row.operator, Role(row.role))
 
 

@@ -29,7 +29,7 @@ from admin.throttle import LoginThrottle
 from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction, record
 from ledger.db import write_session
-from ledger.operators import end_session, start_session
+from ledger.operators import end_session, secret_hash, start_session
 from ledger.types import takes_text, utcnow
 from web.answers import json_error, web_error
 from web.errors import WebError
@@ -131,7 +131,7 @@ async def login(request: Request) -> Response:
             _throttle(request).failed(address)
             await run_in_threadpool(_record_failure, request)
         else:
-            session_id, expires = await run_in_threadpool(_open_session, request, operator)
+            session_id, expires = await run_in_threadpool(_open_session, request, operator, token)
     except DATABASE_ERRORS:
         return database_unavailable()
     if operator is None:
@@ -170,13 +170,14 @@ def _record_failure(request: Request) -> None:
         )
 
 
-def _open_session(request: Request, operator: Operator) -> tuple[str, str]:
+def _open_session(request: Request, operator: Operator, token: str) -> tuple[str, str]:
     now = utcnow()
     with write_session(_engine(request)) as session:
         grant = start_session(
             session,
             operator=operator.name,
             role=operator.role.value,
+            credential_hash=secret_hash(token),
             now=now,
             lifetime=session_lifetime(request),
         )
