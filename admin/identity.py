@@ -27,9 +27,10 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import Message
 
 from admin.errors import CsrfError
+from admin.throttle import LoginThrottle
 from admin.unavailable import DATABASE_ERRORS, database_unavailable
-from ledger.audit import record
-from ledger.db import read_session
+from ledger.audit import AuditAction, record
+from ledger.db import read_session, write_session
 from ledger.operators import bound_to, live_session, operator_by_token, secret_hash
 from ledger.types import utcnow
 from web.address import request_address
@@ -50,6 +51,9 @@ PAGE_POLICY = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
+# Who a failed authentication is filed under in the audit log: the token matched no one.
+UNKNOWN_OPERATOR = "unknown"
+_TOO_MANY = "too many failed attempts from this address; try again later"
 _CHALLENGE = {"WWW-Authenticate": 'Bearer, Basic realm="payrecon", charset="UTF-8"'}
 
 
@@ -266,15 +270,50 @@ class _Refusals:
     csrf_failed: Callable[[], Response]
     unavailable: Callable[[], Response]
     unreadable: Callable[[WebError], Response]
+    throttled: Callable[[int], Response]
     # Console forms always carry the token (a browser may also hold Basic credentials); API
     # calls need it only when the cookie is what proves who they are.
     csrf_always: bool
 
 
+def _throttle(request: Request) -> LoginThrottle | None:
+    throttle: LoginThrottle | None = getattr(request.app.state, "login_throttle", None)
+    return throttle
+
+
+def _tries_a_token(request: Request) -> bool:
+    scheme = request.headers.get("authorization", "").partition(" ")[0].lower()
+    return scheme in ("bearer", "basic")
+
+
+def _record_auth_failure(request: Request) -> None:
+    # Who tried is unknown, and the token tried is never written anywhere.
+    with write_session(_engine(request)) as session:
+        record(
+            session,
+            operator=UNKNOWN_OPERATOR,
+            role="none",
+            action=AuditAction.AUTH_FAILED,
+            subject=None,
+            detail=f"{request.method} {request.url.path}"[:200],
+            remote_addr=remote_address(request),
+            now=utcnow(),
+        )
+
+
 async def _admit(request: Request, role: Role, refusals: _Refusals) -> Request | Response:
     """The request to hand on (with its operator set), or the refusal to send instead."""
+    # Bearer/Basic guessing counts in the login throttle and is audited, as a failed
+    # `POST /login` is (PRODUCT.md Robustness rules: "Guessing is throttled and seen").
+    throttle = _throttle(request) if _tries_a_token(request) else None
+    address = remote_address(request) or "unknown"
+    if throttle is not None and (wait := throttle.retry_after(address)) is not None:
+        return refusals.throttled(wait)
     try:
         identity = await identify(request)
+        if identity is None and throttle is not None:
+            throttle.failed(address)
+            await run_in_threadpool(_record_auth_failure, request)
     except DATABASE_ERRORS:
         # Operator tokens and sessions live in the ledger: no answer from it is a 503 the
         # client may retry, never a 500 (the admin token alone needs no database).
@@ -328,6 +367,9 @@ _API = _Refusals(
     ),
     unavailable=database_unavailable,
     unreadable=web_error,
+    throttled=lambda wait: json_error(
+        429, "too_many_attempts", _TOO_MANY, headers={"Retry-After": str(wait)}
+    ),
     csrf_always=False,
 )
 
@@ -351,6 +393,11 @@ def html_refusal(status: int, title: str, message: str, **extra: Any) -> HTMLRes
     return HTMLResponse(page, status, headers=headers)
 
 
+def _with_headers(response: Response, headers: dict[str, str]) -> Response:
+    response.headers.update(headers)
+    return response
+
+
 def login_redirect(request: Request) -> RedirectResponse:
     """303 to the login page, coming back to this page after."""
     target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
@@ -370,6 +417,9 @@ _PAGE = _Refusals(
         503, "Unavailable", "The ledger database is not answering; try again shortly."
     ),
     unreadable=lambda exc: html_refusal(exc.status_code, "Form not received", f"{exc.message}."),
+    throttled=lambda wait: _with_headers(
+        html_refusal(429, "Too many attempts", _TOO_MANY), {"Retry-After": str(wait)}
+    ),
     csrf_always=True,
 )
 

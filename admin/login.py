@@ -17,6 +17,7 @@ from admin.errors import CsrfError
 from admin.identity import (
     PAGE_POLICY,
     SESSION_COOKIE,
+    UNKNOWN_OPERATOR,
     Operator,
     checked_csrf,
     csrf_for,
@@ -37,9 +38,6 @@ from web.forms import read_form
 
 HOME = "/console"
 LOGIN_PAGE = "/console/login"
-# Who a failed login is filed under in the audit log: the token matched no one, and the token
-# itself is never written anywhere.
-UNKNOWN_OPERATOR = "unknown"
 _HEADERS = {"Content-Security-Policy": PAGE_POLICY, "Cache-Control": "no-store"}
 
 
@@ -97,6 +95,11 @@ def _cookie_options(request: Request) -> dict[str, Any]:
     settings = getattr(request.app.state, "settings", None)
     insecure = bool(getattr(settings, "insecure_cookies", False))
     return {"path": "/", "httponly": True, "samesite": "strict", "secure": not insecure}
+
+
+async def login_form_redirect(request: Request) -> Response:
+    """`GET /login` (someone typed the address): 303 to the sign-in page."""
+    return RedirectResponse(LOGIN_PAGE, status_code=303)
 
 
 async def login(request: Request) -> Response:

@@ -103,8 +103,12 @@ async def metrics(request: Request) -> Response:
 
 
 async def _to_webhook(request: Request) -> Response:
-    """307 to `/webhook`: the method and body are sent again there."""
-    return RedirectResponse(request.url.replace(path=request.url.path.rstrip("/")), 307)
+    """307 to `/webhook`: the method and body are sent again there.
+
+    The Location is relative: a URL built from the request's Host would send the sender
+    wherever the Host header says (PRODUCT.md Robustness rules)."""
+    query = request.url.query
+    return RedirectResponse("/webhook" + (f"?{query}" if query else ""), 307)
 
 
 def receiver_routes(webhook_endpoint: ASGIApp) -> list[BaseRoute]:

@@ -119,12 +119,12 @@ async def _apply(request: Request, back: str, change: Callable[[Session], str]) 
 
     try:
         done = await run_in_threadpool(store)
-    except MissingFindingsError as exc:
-        return back_to(back, error=f"{exc}: nothing was changed.")
-    except UnknownOperatorError as exc:
-        return back_to(back, error=str(exc))
-    except NoteError as exc:
-        return back_to(back, error=f"Note refused: {exc}.")
+    except MissingFindingsError:
+        return back_to(back, error="missing_findings")
+    except UnknownOperatorError:
+        return back_to(back, error="unknown_operator")
+    except NoteError:
+        return back_to(back, error="note_refused")
     except DATABASE_ERRORS:
         return unavailable()
     return back_to(back, done=done)
@@ -138,17 +138,17 @@ async def acknowledge(request: Request) -> Response:
         ids = list(dict.fromkeys(finding_id_of(raw) for raw in fields.get("ids", [])))
         note = check_note(_one(fields, "note"))
     except QueryError:
-        return back_to(back, error="A finding id in the form is not valid.")
-    except NoteError as exc:
-        return back_to(back, error=f"Note refused: {exc}.")
+        return back_to(back, error="bad_finding_ids")
+    except NoteError:
+        return back_to(back, error="note_refused")
     if not ids:
-        return back_to(back, error="Tick at least one finding to acknowledge.")
+        return back_to(back, error="none_ticked")
     if len(ids) > MAX_BULK_ACK:
-        return back_to(back, error=f"At most {MAX_BULK_ACK} findings at once.")
+        return back_to(back, error="too_many")
 
     def change(session: Session) -> str:
         acknowledge_all(session, request, ids, note)
-        return f"Acknowledged {len(ids)} finding(s): {', '.join(map(str, ids))}."
+        return "acknowledged"
 
     return await _apply(request, back, change)
 
@@ -160,12 +160,12 @@ async def assign(request: Request) -> Response:
     try:
         finding_id = finding_id_of(request.path_params["id"])
     except QueryError:
-        return back_to(back, error="That finding id is not valid.")
+        return back_to(back, error="bad_finding_id")
     assignee = _one(fields, "assignee").strip() or None
 
     def change(session: Session) -> str:
         assign_one(session, request, finding_id, assignee)
-        return f"Finding {finding_id} assigned to {assignee or 'nobody'}."
+        return "assigned"
 
     return await _apply(request, back, change)
 
@@ -177,10 +177,10 @@ async def note(request: Request) -> Response:
     try:
         finding_id = finding_id_of(request.path_params["id"])
     except QueryError:
-        return back_to(back, error="That finding id is not valid.")
+        return back_to(back, error="bad_finding_id")
 
     def change(session: Session) -> str:
         note_one(session, request, finding_id, _one(fields, "note"))
-        return f"Note added to finding {finding_id}."
+        return "noted"
 
     return await _apply(request, back, change)
