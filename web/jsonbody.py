@@ -2,9 +2,9 @@
 
 Deep nesting (`[[[[…]]]]` thousands deep) makes `json.loads` raise RecursionError, or worse
 makes every later walk of the value (our own checks, `json.dumps` of an answer) recurse
-without bound: it is refused before parsing. NaN and Infinity are not JSON; half a surrogate
-pair is no character and no database column can hold it. All of these are 400, never a 500
-(PRODUCT.md: Robustness rules).
+without bound: it is refused before parsing. Half a surrogate pair is no character and no
+database column can hold it. Both are 400, never a 500 (PRODUCT.md: Robustness rules). NaN and
+Infinity parse as floats, which every number field refuses as 422 naming the field.
 """
 
 from __future__ import annotations
@@ -35,17 +35,13 @@ def nesting_depth(raw: bytes) -> int:
     return deepest
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def parse_json(raw: bytes) -> Any:
     """The value `raw` holds; MalformedBodyError when it is not JSON, nests deeper than
-    MAX_DEPTH, holds NaN or Infinity, or escapes half a surrogate pair."""
+    MAX_DEPTH, or escapes half a surrogate pair."""
     if nesting_depth(raw) > MAX_DEPTH:
         raise MalformedBodyError(f"JSON nested deeper than {MAX_DEPTH} levels")
     try:
-        value = json.loads(raw, parse_constant=_refuse_constant)
+        value = json.loads(raw)
     except (ValueError, RecursionError):
         # ValueError covers UnicodeDecodeError and integers of more than 4,300 digits.
         raise MalformedBodyError("body is not JSON") from None

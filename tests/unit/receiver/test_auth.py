@@ -21,6 +21,7 @@ from receiver.auth import (
 from receiver.errors import ForbiddenSourceError, UnauthenticatedError
 from web.address import client_address
 
+
 def test_ipv6_addresses_are_normalised_before_matching() -> None:
     """An IPv6 address matches the allowlist whatever its spelling."""
     policy = SenderPolicy(allowed_ips=frozenset({"2001:db8::1"}))
