@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -33,9 +32,11 @@ from ledger.queries import (
 from ledger.types import FindingKind, TransferStatus, takes_text, utcnow
 from payments.errors import PayoutAccessDeniedError, PayoutError, PayoutErrorKind
 from payments.payouts import PayoutRequest, send_payout
-from receiver.answers import json_error
-from receiver.body import read_limited
-from receiver.errors import ReceiverError
+from web.answers import json_error, web_error
+from web.body import read_body
+from web.errors import WebError
+from web.forms import media_type
+from web.jsonbody import parse_json
 
 MAX_ADMIN_BODY = 64 * 1024
 # Longer than any reference (100) or provider reference: a path past it finds nothing.
@@ -45,21 +46,12 @@ DEFAULT_PAGE = 50
 
 async def json_body(request: Request) -> dict[str, Any] | JSONResponse:
     """The request's JSON object, or the error response to send instead."""
-    if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+    if media_type(request) != "application/json":
         return json_error(415, "unsupported_media_type", "Content-Type must be application/json")
     try:
-        raw = await read_limited(request, MAX_ADMIN_BODY)
-        body = json.loads(raw)
-    except ReceiverError as exc:
-        return json_error(exc.status_code, exc.code, exc.message)
-    except (ValueError, RecursionError):
-        return json_error(400, "malformed_json", "body is not JSON")
-    try:
-        # JSON may escape half a surrogate pair ("\ud800"), which is no character at all: no
-        # database column stores it and no answer could echo it back.
-        json.dumps(body, ensure_ascii=False).encode()
-    except UnicodeEncodeError:
-        return json_error(400, "malformed_json", "body has an unpaired surrogate escape")
+        body = parse_json(await read_body(request, MAX_ADMIN_BODY))
+    except WebError as exc:
+        return web_error(exc)
     if not isinstance(body, dict):
         return json_error(422, "invalid", "body must be a JSON object")
     return body

@@ -19,7 +19,7 @@ from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction, AuditQuery, decode_audit_cursor, entry_record, list_entries
 from ledger.db import read_session
 from ledger.types import takes_text
-from receiver.answers import json_error
+from web.answers import json_error
 
 MAX_OPERATOR_CHARS = 64
 

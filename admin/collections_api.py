@@ -25,7 +25,7 @@ from ledger.collections import CURSOR_KIND, collection_record, find_collection, 
 from ledger.types import utcnow
 from payments.collections import CollectionRequest, create_collection
 from payments.errors import CollectionError, CollectionInputError
-from receiver.answers import json_error
+from web.answers import json_error
 
 # The body's keys are the CLI's option names (PRODUCT.md: Collections).
 CREATE_FIELDS = frozenset(

@@ -18,8 +18,7 @@ from ledger.errors import NumberInputError
 from ledger.events.findings import resolve_finding
 from ledger.money import kobo_from_json, kobo_from_text
 from ledger.queries import ExpectedTransfer, register_expected, transfer_record
-from ledger.types import FindingKind, TransferOrigin
-from receiver.events import MAX_REFERENCE, storable
+from ledger.types import MAX_REFERENCE, FindingKind, TransferOrigin, storable
 
 MONEY_FIELDS = ("amount", "fee")
 

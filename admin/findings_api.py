@@ -28,7 +28,7 @@ from ledger.findings import add_note, assign_finding, check_note
 from ledger.money import whole_number_from_text
 from ledger.queries import MAX_PAGE, MAX_ROW_ID, decode_cursor, find_transfer
 from ledger.types import FindingKind, FindingState, takes_text, utcnow
-from receiver.answers import json_error
+from web.answers import json_error
 
 # Several findings acknowledged at once, in one transaction: enough for a day's queue, small
 # enough that one request cannot hold the table for long.

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from html import escape
 from typing import Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import quote
 
 from sqlalchemy import Engine
 from sqlmodel import Session
@@ -27,15 +27,16 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import Message
 
 from admin.errors import CsrfError
+from admin.throttle import LoginThrottle
 from admin.unavailable import DATABASE_ERRORS, database_unavailable
-from ledger.audit import record
-from ledger.db import read_session
-from ledger.operators import live_session, operator_by_token
+from ledger.audit import AuditAction, record
+from ledger.db import read_session, write_session
+from ledger.operators import bound_to, live_session, operator_by_token, secret_hash
 from ledger.types import utcnow
-from receiver.answers import json_error
-from receiver.auth import client_address
-from receiver.body import read_limited
-from receiver.errors import ReceiverError
+from web.address import request_address
+from web.answers import json_error, web_error
+from web.errors import WebError
+from web.forms import FORM, media_type, read_form_fields
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -50,6 +51,9 @@ PAGE_POLICY = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
+# Who a failed authentication is filed under in the audit log: the token matched no one.
+UNKNOWN_OPERATOR = "unknown"
+_TOO_MANY = "too many failed attempts from this address; try again later"
 _CHALLENGE = {"WWW-Authenticate": 'Bearer, Basic realm="payrecon", charset="UTF-8"'}
 
 
@@ -136,8 +140,12 @@ def _lookup_session(request: Request, session_id: str) -> Operator | None:
         row = live_session(session, session_id, now=utcnow())
     if row is None:
         return None
-    if row.operator == ADMIN_NAME and _admin_token(request) is None:
-        return None  # the bootstrap admin was switched off: its sessions go with it
+    if row.operator == ADMIN_NAME:
+        admin = _admin_token(request)
+        if admin is None or not bound_to(session_id, secret_hash(admin)):
+            # The bootstrap admin was switched off, or PAYRECON_ADMIN_TOKEN changed: the
+            # sessions the old token opened end with it.
+            return None
     return Operator(row.operator, Role(row.role))
 
 
@@ -173,11 +181,11 @@ def csrf_token(request: Request) -> str:
 
 
 def remote_address(request: Request) -> str | None:
-    """The caller's address, believing X-Forwarded-For only from a trusted proxy."""
+    """The caller's address, believing X-Forwarded-For (all its lines) only from a trusted
+    proxy: the same reading as the webhook's (web.address)."""
     settings = getattr(request.app.state, "settings", None)
     trusted = frozenset(getattr(settings, "trusted_proxies", None) or ())
-    peer = request.client.host if request.client else None
-    return client_address(peer, request.headers.get("x-forwarded-for"), trusted)
+    return request_address(request, trusted)
 
 
 def audit(
@@ -203,16 +211,20 @@ def audit(
 
 async def checked_csrf(request: Request, expected: str) -> Request:
     """`request` (rebuilt if its body had to be read) when it carries `expected` in the
-    X-CSRF-Token header or the form field `csrf_token`; else CsrfError."""
+    X-CSRF-Token header or the form field `csrf_token`; else CsrfError.
+
+    A form body that is late or too large raises the toolkit's WebError (408, 413)."""
     presented = request.headers.get(CSRF_HEADER)
     if presented is None:
-        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if media != "application/x-www-form-urlencoded":
+        if media_type(request) != FORM:
             raise CsrfError
         try:
-            body = await read_limited(request, MAX_FORM_BYTES)
-            fields = parse_qs(body.decode("utf-8"), keep_blank_values=True)
-        except (ReceiverError, ClientDisconnect, UnicodeDecodeError, ValueError):
+            body, fields = await read_form_fields(request, limit=MAX_FORM_BYTES)
+        except ClientDisconnect:
+            raise CsrfError from None
+        except WebError as exc:
+            if exc.status_code in (408, 413):
+                raise
             raise CsrfError from None
         values = fields.get(CSRF_FIELD)
         presented = values[-1] if values else None
@@ -257,15 +269,51 @@ class _Refusals:
     cross_origin: Callable[[], Response]
     csrf_failed: Callable[[], Response]
     unavailable: Callable[[], Response]
+    unreadable: Callable[[WebError], Response]
+    throttled: Callable[[int], Response]
     # Console forms always carry the token (a browser may also hold Basic credentials); API
     # calls need it only when the cookie is what proves who they are.
     csrf_always: bool
 
 
+def _throttle(request: Request) -> LoginThrottle | None:
+    throttle: LoginThrottle | None = getattr(request.app.state, "login_throttle", None)
+    return throttle
+
+
+def _tries_a_token(request: Request) -> bool:
+    scheme = request.headers.get("authorization", "").partition(" ")[0].lower()
+    return scheme in ("bearer", "basic")
+
+
+def _record_auth_failure(request: Request) -> None:
+    # Who tried is unknown, and the token tried is never written anywhere.
+    with write_session(_engine(request)) as session:
+        record(
+            session,
+            operator=UNKNOWN_OPERATOR,
+            role="none",
+            action=AuditAction.AUTH_FAILED,
+            subject=None,
+            detail=f"{request.method} {request.url.path}"[:200],
+            remote_addr=remote_address(request),
+            now=utcnow(),
+        )
+
+
 async def _admit(request: Request, role: Role, refusals: _Refusals) -> Request | Response:
     """The request to hand on (with its operator set), or the refusal to send instead."""
+    # Bearer/Basic guessing counts in the login throttle and is audited, as a failed
+    # `POST /login` is (PRODUCT.md Robustness rules: "Guessing is throttled and seen").
+    throttle = _throttle(request) if _tries_a_token(request) else None
+    address = remote_address(request) or "unknown"
+    if throttle is not None and (wait := throttle.retry_after(address)) is not None:
+        return refusals.throttled(wait)
     try:
         identity = await identify(request)
+        if identity is None and throttle is not None:
+            throttle.failed(address)
+            await run_in_threadpool(_record_auth_failure, request)
     except DATABASE_ERRORS:
         # Operator tokens and sessions live in the ledger: no answer from it is a 503 the
         # client may retry, never a 500 (the admin token alone needs no database).
@@ -282,6 +330,8 @@ async def _admit(request: Request, role: Role, refusals: _Refusals) -> Request |
                 request = await checked_csrf(request, csrf_for(identity.secret))
             except CsrfError:
                 return refusals.csrf_failed()
+            except WebError as exc:
+                return refusals.unreadable(exc)
     _settle(request, identity)
     return request
 
@@ -316,6 +366,10 @@ _API = _Refusals(
         403, "csrf_failed", "a valid CSRF token is required with a session"
     ),
     unavailable=database_unavailable,
+    unreadable=web_error,
+    throttled=lambda wait: json_error(
+        429, "too_many_attempts", _TOO_MANY, headers={"Retry-After": str(wait)}
+    ),
     csrf_always=False,
 )
 
@@ -339,6 +393,11 @@ def html_refusal(status: int, title: str, message: str, **extra: Any) -> HTMLRes
     return HTMLResponse(page, status, headers=headers)
 
 
+def _with_headers(response: Response, headers: dict[str, str]) -> Response:
+    response.headers.update(headers)
+    return response
+
+
 def login_redirect(request: Request) -> RedirectResponse:
     """303 to the login page, coming back to this page after."""
     target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
@@ -356,6 +415,10 @@ _PAGE = _Refusals(
     ),
     unavailable=lambda: html_refusal(
         503, "Unavailable", "The ledger database is not answering; try again shortly."
+    ),
+    unreadable=lambda exc: html_refusal(exc.status_code, "Form not received", f"{exc.message}."),
+    throttled=lambda wait: _with_headers(
+        html_refusal(429, "Too many attempts", _TOO_MANY), {"Retry-After": str(wait)}
     ),
     csrf_always=True,
 )

@@ -14,10 +14,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from admin.errors import CsrfError
-from admin.forms import read_form
 from admin.identity import (
     PAGE_POLICY,
     SESSION_COOKIE,
+    UNKNOWN_OPERATOR,
     Operator,
     checked_csrf,
     csrf_for,
@@ -30,15 +30,14 @@ from admin.throttle import LoginThrottle
 from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction, record
 from ledger.db import write_session
-from ledger.operators import end_session, start_session
+from ledger.operators import end_session, secret_hash, start_session
 from ledger.types import takes_text, utcnow
-from receiver.answers import json_error
+from web.answers import json_error, web_error
+from web.errors import WebError
+from web.forms import read_form
 
 HOME = "/console"
 LOGIN_PAGE = "/console/login"
-# Who a failed login is filed under in the audit log: the token matched no one, and the token
-# itself is never written anywhere.
-UNKNOWN_OPERATOR = "unknown"
 _HEADERS = {"Content-Security-Policy": PAGE_POLICY, "Cache-Control": "no-store"}
 
 
@@ -98,6 +97,11 @@ def _cookie_options(request: Request) -> dict[str, Any]:
     return {"path": "/", "httponly": True, "samesite": "strict", "secure": not insecure}
 
 
+async def login_form_redirect(request: Request) -> Response:
+    """`GET /login` (someone typed the address): 303 to the sign-in page."""
+    return RedirectResponse(LOGIN_PAGE, status_code=303)
+
+
 async def login(request: Request) -> Response:
     """`POST /login` with `token` (form or JSON): a session cookie, then 303 to `next` (a
     form) or 200 with the operator and its CSRF token (JSON)."""
@@ -115,8 +119,8 @@ async def login(request: Request) -> Response:
         return json_error(403, "forbidden", "cross-origin request refused")
     try:
         form = await read_form(request)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return json_error(400, "invalid_form", str(exc) or "unreadable form")
+    except WebError as exc:
+        return web_error(exc)
     token = form.get("token", "")
     next_path = safe_next(form.get("next"))
     operator = None
@@ -130,7 +134,7 @@ async def login(request: Request) -> Response:
             _throttle(request).failed(address)
             await run_in_threadpool(_record_failure, request)
         else:
-            session_id, expires = await run_in_threadpool(_open_session, request, operator)
+            session_id, expires = await run_in_threadpool(_open_session, request, operator, token)
     except DATABASE_ERRORS:
         return database_unavailable()
     if operator is None:
@@ -169,13 +173,14 @@ def _record_failure(request: Request) -> None:
         )
 
 
-def _open_session(request: Request, operator: Operator) -> tuple[str, str]:
+def _open_session(request: Request, operator: Operator, token: str) -> tuple[str, str]:
     now = utcnow()
     with write_session(_engine(request)) as session:
         grant = start_session(
             session,
             operator=operator.name,
             role=operator.role.value,
+            credential_hash=secret_hash(token),
             now=now,
             lifetime=session_lifetime(request),
         )
@@ -204,6 +209,8 @@ async def logout(request: Request) -> Response:
         request = await checked_csrf(request, csrf_for(session_id))
     except CsrfError:
         return json_error(403, "csrf_failed", "a valid CSRF token is required to log out")
+    except WebError as exc:
+        return web_error(exc)
 
     def end() -> None:
         now = utcnow()

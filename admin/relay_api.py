@@ -27,8 +27,7 @@ from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
 from ledger.events.types import RelayEventType
-from ledger.types import utcnow
-from receiver.answers import json_error
+from ledger.types import takes_text, utcnow
 from relay import endpoints, queries
 from relay.addresses import Network
 from relay.errors import (
@@ -51,6 +50,7 @@ from relay.queries import (
     parse_subject,
     pending_counts,
 )
+from web.answers import json_error
 
 T = TypeVar("T")
 # The fields a body may hold: POST takes the first three, PATCH all four.
@@ -122,6 +122,9 @@ def parse_event_query(query: Any) -> EventQuery:
         raise QueryError("type", f"must be one of {', '.join(RelayEventType)}") from None
     subject = reference = None
     if raw_subject := query.get("subject") or None:
+        if not takes_text(raw_subject):
+            # PostgreSQL's text refuses a NUL: it is the caller's input, not a database fault.
+            raise QueryError("subject", "holds a NUL or a character that is not valid Unicode")
         try:
             subject, reference = parse_subject(raw_subject)
         except ValueError as exc:

@@ -15,7 +15,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from admin.forms import read_form
 from admin.identity import PAGE_POLICY, audit, csrf_token
 from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction
@@ -23,13 +22,16 @@ from ledger.db import read_session, write_session
 from ledger.errors import NoteError
 from ledger.events.findings import acknowledge_finding
 from ledger.findings import MAX_NOTE_CHARS, check_note
+from ledger.queries import MAX_ROW_ID
 from ledger.types import utcnow
-from receiver.answers import RETRY_AFTER, json_error
 from reconcile.checks import DEFAULT_STALE_AFTER
 from reconcile.reports.errors import PeriodError
 from reconcile.reports.html import PageForms, render_html
 from reconcile.reports.period import Period, parse_period
 from reconcile.reports.summary import build_summary, compute_report
+from web.answers import RETRY_AFTER, json_error, web_error
+from web.errors import WebError
+from web.forms import read_form
 
 
 def _wants_html(request: Request) -> bool:
@@ -125,11 +127,14 @@ def _back_to_page(request: Request, period: Period) -> str:
 
 async def acknowledge(request: Request) -> Response:
     """`POST /reports/findings/{id}/ack` with a `note`: acknowledge; 303 back to the page."""
+    finding_id = int(request.path_params["id"])
+    if finding_id > MAX_ROW_ID:
+        # Past any row id the database can hold (2^63 - 1): no such finding.
+        return json_error(404, "not_found", f"no finding with id {finding_id}")
     try:
-        finding_id = int(request.path_params["id"])
         form = await read_form(request)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return json_error(400, "invalid_form", str(exc) or "unreadable form")
+    except WebError as exc:
+        return web_error(exc)
     note = form.get("note", "").strip()
     if not note:
         return json_error(400, "note_required", "a note is required to acknowledge a finding")

@@ -22,6 +22,8 @@ def admin_routes() -> list[BaseRoute]:
         # Signing in and out prove or end an identity themselves (login is rate-limited per
         # address; logout needs the session's CSRF token).
         Route("/login", login.login, methods=["POST"]),
+        # A person who types /login expects the sign-in page.
+        Route("/login", login.login_form_redirect, methods=["GET"]),
         Route("/logout", login.logout, methods=["POST"]),
         Route("/console/login", login.login_page, methods=["GET"]),
         # Who did what, from where: for admins only.

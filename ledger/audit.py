@@ -24,6 +24,8 @@ class AuditAction(enum.StrEnum):
 
     LOGIN = "login"
     LOGIN_FAILED = "login_failed"
+    # A Bearer or Basic token on /api, /reports or /console that belongs to no operator.
+    AUTH_FAILED = "auth.failed"
     LOGOUT = "logout"
     FINDING_ACK = "finding.ack"
     FINDING_ASSIGN = "finding.assign"
@@ -43,6 +45,7 @@ class AuditAction(enum.StrEnum):
     DELIVERY_RETRY = "delivery.retry"
     OPERATOR_ADD = "operator.add"
     OPERATOR_REVOKE = "operator.revoke"
+    SESSIONS_END = "operator.end_sessions"
 
 
 def _clean(value: str | None, limit: int) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import hashlib
 import hmac
@@ -117,11 +118,39 @@ class SessionGrant:
     expires_at: dt.datetime
 
 
+def _binding(credential_hash: str, nonce: str) -> str:
+    # Keyed by the hash of the token that opened the session: who holds the session id cannot
+    # compute it for another token, and a changed token no longer matches it.
+    mac = hmac.new(credential_hash.encode(), nonce.encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(mac[:18]).decode()
+
+
+def bound_to(session_id: str, credential_hash: str) -> bool:
+    """True when the session id was issued for the token whose hash is `credential_hash`
+    (sessions follow their credentials: PRODUCT.md Robustness rules)."""
+    nonce, dot, mac = session_id.rpartition(".")
+    return bool(dot) and hmac.compare_digest(
+        mac.encode(), _binding(credential_hash, nonce).encode()
+    )
+
+
 def start_session(
-    session: Session, *, operator: str, role: str, now: dt.datetime, lifetime: dt.timedelta
+    session: Session,
+    *,
+    operator: str,
+    role: str,
+    credential_hash: str,
+    now: dt.datetime,
+    lifetime: dt.timedelta,
 ) -> SessionGrant:
-    """A new console session for `operator`; only the hash of its id is stored."""
-    session_id = new_secret()
+    """A new console session for `operator`, opened with the token whose hash is
+    `credential_hash`; only the hash of its id is stored.
+
+    The id carries a MAC of that token's hash (`bound_to`), so the session ends by itself when
+    the token stops being what proves the operator (a changed PAYRECON_ADMIN_TOKEN).
+    """
+    nonce = new_secret()
+    session_id = f"{nonce}.{_binding(credential_hash, nonce)}"
     expires = now + lifetime
     session.add(
         OperatorSession(
@@ -136,7 +165,11 @@ def start_session(
 
 
 def live_session(session: Session, session_id: str, *, now: dt.datetime) -> OperatorSession | None:
-    """The session with this id if it has not ended or expired, and its operator is active."""
+    """The session with this id if it has not ended or expired, and its operator is active.
+
+    An operator's session must also be bound to the operator's token (`bound_to`); the
+    bootstrap admin's is checked by the caller, which alone knows PAYRECON_ADMIN_TOKEN.
+    """
     row = session.exec(
         select(OperatorSession).where(col(OperatorSession.id_hash) == secret_hash(session_id))
     ).first()
@@ -146,12 +179,12 @@ def live_session(session: Session, session_id: str, *, now: dt.datetime) -> Oper
         # Revoking ends sessions at once; checking the operator too covers a session started
         # in the instant between the revocation's read and its commit.
         active = session.exec(
-            select(OperatorAccount.id).where(
+            select(OperatorAccount.token_hash).where(
                 col(OperatorAccount.name) == row.operator,
                 col(OperatorAccount.revoked_at).is_(None),
             )
         ).first()
-        if active is None:
+        if active is None or not bound_to(session_id, active):
             return None
     return row
 
@@ -166,11 +199,9 @@ def end_session(session: Session, session_id: str, *, now: dt.datetime) -> Opera
     return row
 
 
-def end_sessions(session: Session, *, operator: str, now: dt.datetime) -> int:
-    """End every live session of `operator`; returns how many."""
-    result = session.execute(
-        update(OperatorSession)
-        .where(col(OperatorSession.operator) == operator, col(OperatorSession.ended_at).is_(None))
-        .values(ended_at=now)
-    )
+def end_sessions(session: Session, *, operator: str | None, now: dt.datetime) -> int:
+    """End every live session of `operator` (of everyone when None); returns how many."""
+    ended = col(OperatorSession.ended_at).is_(None) & (col(OperatorSession.expires_at) > now)
+    which = ended if operator is None else ended & (col(OperatorSession.operator) == operator)
+    result = session.execute(update(OperatorSession).where(which).values(ended_at=now))
     return int(result.rowcount or 0)  # type: ignore[attr-defined]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import re
 from typing import Any
 
 from sqlalchemy import BigInteger, DateTime, Dialect, Integer
@@ -11,6 +12,19 @@ from sqlalchemy.types import TypeDecorator
 
 # SQLite only autoincrements INTEGER PRIMARY KEY; PostgreSQL gets a 64-bit key.
 BigIntKey = BigInteger().with_variant(Integer(), "sqlite")
+
+
+# The longest merchant reference the ledger stores (spec: Events); webhooks and operators alike.
+MAX_REFERENCE = 100
+# Control characters break logs and PostgreSQL text (NUL); lone surrogates cannot be encoded.
+_UNSAFE = re.compile("[\x00-\x1f\ud800-\udfff]")
+
+
+def storable(text: str) -> bool:
+    """True unless `text` holds a control character (PostgreSQL's text refuses NUL) or an
+    unpaired surrogate (no database encoding takes one): what a reference may hold."""
+    # Printable ASCII (the usual case) cannot hold what _UNSAFE looks for; skip the regex.
+    return (text.isascii() and text.isprintable()) or not _UNSAFE.search(text)
 
 
 def _is_surrogate(char: str) -> bool:

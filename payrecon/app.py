@@ -15,16 +15,18 @@ from starlette.middleware import Middleware
 
 from admin.routes import admin_routes
 from admin.throttle import LoginThrottle
+from admin.unavailable import INPUT_ERRORS, refused_input
 from ledger.db import create_db_engine
 from payrecon.settings import Settings
 from provider.client import ProviderClient
-from receiver.answers import http_error
 from receiver.app import receiver_routes, webhook_state
 from receiver.fastpath import ReceiverApp
 from receiver.ingest import GroupCommitWriter
 from receiver.requestlog import RequestLogMiddleware
 from receiver.webhook import WebhookEndpoint
 from relay.metrics import register_relay_metrics
+from web.answers import http_error
+from web.body import BodyDeadline
 
 
 def _lifespan(
@@ -72,7 +74,11 @@ def create_app(
         webhook_endpoint=endpoint,
         routes=[*receiver_routes(endpoint), *admin_routes()],
         middleware=[Middleware(RequestLogMiddleware)],
-        exception_handlers={HTTPException: http_error},
+        exception_handlers={
+            HTTPException: http_error,
+            # A value the database refuses is bad input (4xx), never a 500 or a false 503.
+            **dict.fromkeys(INPUT_ERRORS, refused_input),
+        },
         lifespan=_lifespan(webhook.writer, engine if own_engine else None, payout_client),
     )
     # A path that matches no route is a 404 JSON error, never a 307 to a neighbour: an id
@@ -90,4 +96,6 @@ def create_app(
         clock=time.monotonic,
     )
     app.state.webhook = webhook
+    # Every body an operators' route reads has PAYRECON_BODY_TIMEOUT to arrive (web.body).
+    app.state.body_deadline = BodyDeadline(settings.body_timeout)
     return app

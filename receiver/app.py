@@ -20,6 +20,7 @@ from receiver.auth import SenderPolicy
 from receiver.config import ReceiverSettings
 from receiver.ingest import GroupCommitWriter
 from receiver.metrics import CONTENT_TYPE, create_metrics
+from receiver.readiness import CachedReadiness
 from receiver.webhook import WebhookState
 
 
@@ -72,11 +73,25 @@ async def healthz(request: Request) -> Response:
 
 async def readyz(request: Request) -> Response:
     """200 when the ledger is at the code's revision and took a small write, else 503 saying
-    why (`unavailable`, `locked`, `read_only`, `schema_outdated`)."""
-    state = await run_in_threadpool(readiness, request.app.state.engine, revision=head_revision())
+    why (`unavailable`, `locked`, `read_only`, `schema_outdated`). The check runs at most once
+    a second per process (receiver.readiness); within that second the answer is reused."""
+    cache = readiness_cache(request)
+    state = cache.fresh() or await run_in_threadpool(cache.get)
     if state == "ok":
         return JSONResponse({"status": "ok", "database": "ok"})
     return JSONResponse({"status": "error", "database": state}, status_code=503)
+
+
+def readiness_cache(request: Request) -> CachedReadiness:
+    """The app's readiness cache, made on the first `/readyz` over the app's engine."""
+    cache: CachedReadiness | None = getattr(request.app.state, "readiness", None)
+    if cache is None:
+        engine: Engine = request.app.state.engine
+        revision = head_revision()
+        cache = request.app.state.readiness = CachedReadiness(
+            lambda: readiness(engine, revision=revision)
+        )
+    return cache
 
 
 async def metrics(request: Request) -> Response:
@@ -88,8 +103,12 @@ async def metrics(request: Request) -> Response:
 
 
 async def _to_webhook(request: Request) -> Response:
-    """307 to `/webhook`: the method and body are sent again there."""
-    return RedirectResponse(request.url.replace(path=request.url.path.rstrip("/")), 307)
+    """307 to `/webhook`: the method and body are sent again there.
+
+    The Location is relative: a URL built from the request's Host would send the sender
+    wherever the Host header says (PRODUCT.md Robustness rules)."""
+    query = request.url.query
+    return RedirectResponse("/webhook" + (f"?{query}" if query else ""), 307)
 
 
 def receiver_routes(webhook_endpoint: ASGIApp) -> list[BaseRoute]:

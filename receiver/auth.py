@@ -8,7 +8,6 @@ import binascii
 import functools
 import hashlib
 import hmac
-import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
@@ -78,34 +77,6 @@ class SenderPolicy:
             for f in fields(self)
         )
         return f"SenderPolicy({', '.join(shown)})"
-
-
-@functools.lru_cache(maxsize=4096)
-def _normal(address: str) -> str | None:
-    try:
-        return str(ipaddress.ip_address(address.strip().strip("[]")))
-    except ValueError:
-        return None
-
-
-def client_address(
-    peer: str | None, forwarded_for: str | None, trusted: frozenset[str]
-) -> str | None:
-    """The delivering address: `X-Forwarded-For` is believed only from a trusted proxy.
-
-    Walk the header right to left past our own proxies; the first untrusted hop is the sender.
-    """
-    address = _normal(peer) if peer else None
-    if address is None or address not in trusted or not forwarded_for:
-        return address
-    for hop in reversed(forwarded_for.split(",")):
-        hop_address = _normal(hop)
-        if hop_address is None:
-            return address  # a garbled hop: believe nothing further left of it
-        if hop_address not in trusted:
-            return hop_address
-        address = hop_address
-    return address
 
 
 def check_source(policy: SenderPolicy, address: str | None) -> None:

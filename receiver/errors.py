@@ -14,9 +14,13 @@ ReceiverError
 └── BatchRaceError                 never answered: another transaction wrote one of a batch's
                                    keys first; the writer retries the batch one delivery at a
                                    time (also a RuntimeError)
+
+The body is read by the shared toolkit (web.body); `from_web` turns its errors into these.
 """
 
 from __future__ import annotations
+
+from web import errors as web_errors
 
 
 class ReceiverError(Exception):
@@ -104,3 +108,12 @@ class IngestUnavailableError(ReceiverError):
 
 class BatchRaceError(ReceiverError, RuntimeError):
     """Another transaction wrote one of the batch's keys first; retry the batch per delivery."""
+
+
+def from_web(exc: web_errors.WebError) -> ReceiverError:
+    """The receiver's error for a body-reading error of the web toolkit (408, 413)."""
+    if isinstance(exc, web_errors.BodyTooLargeError):
+        return BodyTooLargeError(exc.message, head=exc.head)
+    if isinstance(exc, web_errors.BodyTimeoutError):
+        return BodyTimeoutError(exc.message)
+    return BodyNotJSONError(exc.message)

@@ -4,26 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from ledger.money import MAX_KOBO
-from ledger.types import EventType, TransferStatus, storable_text
+from ledger.types import MAX_REFERENCE, EventType, TransferStatus, storable, storable_text
 from receiver.errors import BodyNotJSONError, InvalidEventError
 
-MAX_REFERENCE = 100
 MAX_EVENT_NAME = 64
 MAX_REASON = 2000
-# Control characters break logs and PostgreSQL text (NUL); lone surrogates cannot be encoded.
-_UNSAFE = re.compile("[\x00-\x1f\ud800-\udfff]")
-
-
-def storable(text: str) -> bool:
-    """True unless `text` holds a control character (PostgreSQL's text refuses NUL) or an
-    unpaired surrogate (no database encoding takes one)."""
-    # Printable ASCII (the usual case) cannot hold what _UNSAFE looks for; skip the regex.
-    return (text.isascii() and text.isprintable()) or not _UNSAFE.search(text)
 
 
 # Which status each handled event must carry (spec: Events table).

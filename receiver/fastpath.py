@@ -41,9 +41,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ledger.types import DeliveryOutcome
-from receiver.answers import RETRY_AFTER, json_error
 from receiver.errors import BodyTimeoutError, IngestUnavailableError, ReceiverError
 from receiver.requestlog import REQUEST_LOGGER, loggable_path
+from web.answers import RETRY_AFTER, json_error
 
 # 1. Dispatch ahead of the middleware.
 

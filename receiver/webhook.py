@@ -19,8 +19,7 @@ from starlette.types import Receive, Scope, Send
 
 from ledger.types import DeliveryOutcome, utcnow
 from receiver.apply import Applied, IncomingDelivery
-from receiver.auth import SenderPolicy, check_body, check_source, check_token, client_address
-from receiver.body import BodyDeadline, check_declared
+from receiver.auth import SenderPolicy, check_body, check_source, check_token
 from receiver.errors import (
     BodyTimeoutError,
     BodyTooLargeError,
@@ -28,12 +27,16 @@ from receiver.errors import (
     DeliveryRejectedError,
     IngestUnavailableError,
     UnsupportedMediaTypeError,
+    from_web,
 )
 from receiver.events import ParsedEvent, parse_event
 from receiver.fastpath import NOT_ALLOWED, NOT_FOUND, SUCCESS, Answer, LineLogger, error_answer
 from receiver.ingest import GroupCommitWriter
 from receiver.metrics import ReceiverMetrics
 from receiver.requestlog import request_id_of
+from web import errors as web_errors
+from web.address import client_address, forwarded_for
+from web.body import BodyDeadline, check_declared
 
 logger = structlog.get_logger(__name__)
 
@@ -69,13 +72,6 @@ class WebhookState:
 
 def _text(value: bytes | None) -> str | None:
     return None if value is None else value.decode("latin-1")
-
-
-def _forwarded_for(raw: list[tuple[bytes, bytes]]) -> str:
-    # Every X-Forwarded-For line, in order, as one list: a proxy may append a line of its own
-    # instead of extending the sender's (HAProxy's `option forwardfor`), and the walk from the
-    # right must see that line (PRODUCT.md: Robustness rules).
-    return ",".join(value.decode("latin-1") for name, value in raw if name == b"x-forwarded-for")
 
 
 def _is_json(content_type: bytes | None) -> bool:
@@ -126,7 +122,8 @@ class WebhookEndpoint:
             if name in _ARCHIVED
         }
         if b"x-forwarded-for" in headers:
-            forwarded = _forwarded_for(raw)
+            # The same joining as every other route (web.address).
+            forwarded = forwarded_for(raw) or ""
             headers[b"x-forwarded-for"] = forwarded.encode("latin-1")
             archived["x-forwarded-for"] = forwarded[:500]
         request_id = request_id_of(archived.get("x-request-id"))
@@ -168,7 +165,10 @@ class WebhookEndpoint:
         try:
             # Cheapest first: nothing is read from a sender the headers already refuse.
             self._check_sender(headers, address, token)
-            body = await self.body_deadline.receive(receive, self.state.max_body_bytes)
+            try:
+                body = await self.body_deadline.receive(receive, self.state.max_body_bytes)
+            except web_errors.WebError as exc:
+                raise from_web(exc) from None
             if self.body_checks:
                 self._check_body(headers, body)
         except DeliveryRejectedError as exc:
@@ -208,7 +208,10 @@ class WebhookEndpoint:
         state = self.state
         check_source(state.policy, address)
         check_token(state.policy, token)
-        check_declared(_text(headers.get(b"content-length")), state.max_body_bytes)
+        try:
+            check_declared(_text(headers.get(b"content-length")), state.max_body_bytes)
+        except web_errors.WebError as exc:
+            raise from_web(exc) from None
 
     def _check_body(self, headers: RawHeaders, body: bytes) -> None:
         # Shared secret, HMAC and Standard Webhooks signature, over the raw body.

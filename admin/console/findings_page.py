@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qs
 
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
@@ -33,8 +32,8 @@ from ledger.finding_queue import CURSOR_KIND, UNASSIGNED, FindingFilter, list_qu
 from ledger.findings import check_note
 from ledger.queries import decode_cursor
 from ledger.types import FindingKind, FindingState
-from receiver.body import read_limited
-from receiver.errors import ReceiverError
+from web.errors import WebError
+from web.forms import read_form_fields
 
 QUEUE = "/console/findings"
 MAX_FORM_BYTES = 64 * 1024
@@ -42,10 +41,11 @@ MAX_FORM_BYTES = 64 * 1024
 
 async def form_fields(request: Request) -> dict[str, list[str]]:
     """The posted form's fields (every value of each); empty when it cannot be read."""
+    # The guard (admin.identity.page) has already read the body with its deadline to check the
+    # CSRF field: this reads the same bytes again.
     try:
-        body = await read_limited(request, MAX_FORM_BYTES)
-        return parse_qs(body.decode("utf-8"), keep_blank_values=True)
-    except (ReceiverError, UnicodeDecodeError, ValueError):
+        return (await read_form_fields(request, limit=MAX_FORM_BYTES))[1]
+    except WebError:
         return {}
 
 
@@ -119,12 +119,12 @@ async def _apply(request: Request, back: str, change: Callable[[Session], str]) 
 
     try:
         done = await run_in_threadpool(store)
-    except MissingFindingsError as exc:
-        return back_to(back, error=f"{exc}: nothing was changed.")
-    except UnknownOperatorError as exc:
-        return back_to(back, error=str(exc))
-    except NoteError as exc:
-        return back_to(back, error=f"Note refused: {exc}.")
+    except MissingFindingsError:
+        return back_to(back, error="missing_findings")
+    except UnknownOperatorError:
+        return back_to(back, error="unknown_operator")
+    except NoteError:
+        return back_to(back, error="note_refused")
     except DATABASE_ERRORS:
         return unavailable()
     return back_to(back, done=done)
@@ -138,17 +138,17 @@ async def acknowledge(request: Request) -> Response:
         ids = list(dict.fromkeys(finding_id_of(raw) for raw in fields.get("ids", [])))
         note = check_note(_one(fields, "note"))
     except QueryError:
-        return back_to(back, error="A finding id in the form is not valid.")
-    except NoteError as exc:
-        return back_to(back, error=f"Note refused: {exc}.")
+        return back_to(back, error="bad_finding_ids")
+    except NoteError:
+        return back_to(back, error="note_refused")
     if not ids:
-        return back_to(back, error="Tick at least one finding to acknowledge.")
+        return back_to(back, error="none_ticked")
     if len(ids) > MAX_BULK_ACK:
-        return back_to(back, error=f"At most {MAX_BULK_ACK} findings at once.")
+        return back_to(back, error="too_many")
 
     def change(session: Session) -> str:
         acknowledge_all(session, request, ids, note)
-        return f"Acknowledged {len(ids)} finding(s): {', '.join(map(str, ids))}."
+        return "acknowledged"
 
     return await _apply(request, back, change)
 
@@ -160,12 +160,12 @@ async def assign(request: Request) -> Response:
     try:
         finding_id = finding_id_of(request.path_params["id"])
     except QueryError:
-        return back_to(back, error="That finding id is not valid.")
+        return back_to(back, error="bad_finding_id")
     assignee = _one(fields, "assignee").strip() or None
 
     def change(session: Session) -> str:
         assign_one(session, request, finding_id, assignee)
-        return f"Finding {finding_id} assigned to {assignee or 'nobody'}."
+        return "assigned"
 
     return await _apply(request, back, change)
 
@@ -177,10 +177,10 @@ async def note(request: Request) -> Response:
     try:
         finding_id = finding_id_of(request.path_params["id"])
     except QueryError:
-        return back_to(back, error="That finding id is not valid.")
+        return back_to(back, error="bad_finding_id")
 
     def change(session: Session) -> str:
         note_one(session, request, finding_id, _one(fields, "note"))
-        return f"Note added to finding {finding_id}."
+        return "noted"
 
     return await _apply(request, back, change)

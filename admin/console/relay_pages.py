@@ -64,7 +64,7 @@ async def retry(request: Request) -> Response:
     await form_fields(request)
     delivery_id = _number(request.path_params["id"])
     if delivery_id is None:
-        return back_to(ENDPOINTS, error="That delivery id is not valid.")
+        return back_to(ENDPOINTS, error="bad_delivery_id")
 
     def store() -> None:
         with write_session(request.app.state.engine) as session:
@@ -73,11 +73,13 @@ async def retry(request: Request) -> Response:
 
     try:
         await run_in_threadpool(store)
-    except (EndpointNotFoundError, DeliveryStateError) as exc:
-        return back_to(ENDPOINTS, error=f"{exc}.")
+    except EndpointNotFoundError:
+        return back_to(ENDPOINTS, error="not_found")
+    except DeliveryStateError:
+        return back_to(ENDPOINTS, error="not_retryable")
     except DATABASE_ERRORS:
         return unavailable()
-    return back_to(ENDPOINTS, done=f"Delivery {delivery_id} is due now.")
+    return back_to(ENDPOINTS, done="retried")
 
 
 async def replay(request: Request) -> Response:
@@ -85,7 +87,7 @@ async def replay(request: Request) -> Response:
     fields = await form_fields(request)
     endpoint_id = _number(request.path_params["id"])
     if endpoint_id is None:
-        return back_to(ENDPOINTS, error="That endpoint id is not valid.")
+        return back_to(ENDPOINTS, error="bad_endpoint_id")
     raw_type = (fields.get("type") or [""])[-1]
     raw_since = (fields.get("since") or [""])[-1].strip()
     failed_only = bool(fields.get("failed_only"))
@@ -93,9 +95,7 @@ async def replay(request: Request) -> Response:
         event_type = RelayEventType(raw_type) if raw_type else None
         since = lagos_midnight_utc(parse_day(raw_since, option="since")) if raw_since else None
     except (ValueError, PeriodError):
-        return back_to(
-            ENDPOINTS, error="Replay needs a known event type and a day like 2026-03-01."
-        )
+        return back_to(ENDPOINTS, error="bad_replay")
     detail = f"type={raw_type or 'any'} since={raw_since or 'any'} failed_only={failed_only}"
 
     def store() -> int:
@@ -112,12 +112,12 @@ async def replay(request: Request) -> Response:
             return queued
 
     try:
-        queued = await run_in_threadpool(store)
-    except EndpointNotFoundError as exc:
-        return back_to(ENDPOINTS, error=f"{exc}.")
+        await run_in_threadpool(store)
+    except EndpointNotFoundError:
+        return back_to(ENDPOINTS, error="not_found")
     except DATABASE_ERRORS:
         return unavailable()
-    return back_to(ENDPOINTS, done=f"{queued} deliveries queued again for endpoint {endpoint_id}.")
+    return back_to(ENDPOINTS, done="replayed")
 
 
 async def audit_page(request: Request) -> Response:

@@ -12,7 +12,9 @@ import jinja2
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse
 
+from admin.findings_api import MAX_BULK_ACK
 from admin.identity import CSRF_FIELD, Role, csrf_token, current_operator
+from ledger.findings import MAX_NOTE_CHARS
 from reconcile.reports.naira import naira, naira_text
 from reconcile.reports.period import lagos
 
@@ -23,6 +25,35 @@ POLICY = (
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 MESSAGES = ("done", "error")
+# Banners come from these fixed texts, chosen by a code in the query string (`?done=` or
+# `?error=`); an unknown code shows nothing. Free text from the URL is never shown: a link
+# could otherwise make the console say anything (PRODUCT.md Robustness rules).
+DONE_BANNERS = {
+    "acknowledged": "Findings acknowledged.",
+    "assigned": "Assignment saved.",
+    "noted": "Note added.",
+    "retried": "The delivery is due now.",
+    "replayed": "The endpoint's deliveries are queued again.",
+}
+ERROR_BANNERS = {
+    "missing_findings": "A finding in the form does not exist: nothing was changed.",
+    "unknown_operator": "No operator has that name: nothing was changed.",
+    "note_refused": (
+        f"Note refused: a note is required, at most {MAX_NOTE_CHARS} characters, "
+        "without control characters."
+    ),
+    "bad_finding_ids": "A finding id in the form is not valid.",
+    "bad_finding_id": "That finding id is not valid.",
+    "none_ticked": "Tick at least one finding to acknowledge.",
+    "too_many": f"At most {MAX_BULK_ACK} findings at once.",
+    "bad_delivery_id": "That delivery id is not valid.",
+    "bad_endpoint_id": "That endpoint id is not valid.",
+    "bad_replay": "Replay needs a known event type and a day like 2026-03-01.",
+    "not_found": "No such endpoint or delivery.",
+    "not_retryable": (
+        "That delivery cannot be retried: it was delivered already, or its endpoint was removed."
+    ),
+}
 # Each page with the role it needs: an operator sees only the pages it may open.
 NAVIGATION = (
     ("/console", "Overview", Role.VIEWER),
@@ -73,8 +104,8 @@ def render(request: Request, template: str, *, status: int = 200, **context: Any
             csrf_token=csrf_token(request),
             navigation=[(h, t) for h, t, role in NAVIGATION if operator.role.allows(role)],
             path=request.url.path,
-            flash=request.query_params.get("done", ""),
-            error=request.query_params.get("error", ""),
+            flash=DONE_BANNERS.get(request.query_params.get("done", ""), ""),
+            error=ERROR_BANNERS.get(request.query_params.get("error", ""), ""),
             finance=Role.FINANCE,
             admin=Role.ADMIN,
             **context,
@@ -90,8 +121,12 @@ def render(request: Request, template: str, *, status: int = 200, **context: Any
 
 
 def back_to(target: str, **message: str | None) -> RedirectResponse:
-    """303 back to a page after a POST (POST/redirect/GET), with a short `done` or `error`
-    message in place of any earlier one."""
+    """303 back to a page after a POST (POST/redirect/GET), with a `done` or `error` banner
+    code (DONE_BANNERS, ERROR_BANNERS) in place of any earlier one."""
+    assert all(
+        code is None or code in (DONE_BANNERS if kind == "done" else ERROR_BANNERS)
+        for kind, code in message.items()
+    ), message
     path, _, query = target.partition("?")
     kept = [(k, v) for k, v in parse_qsl(query) if k not in MESSAGES]
     kept += [(k, v) for k, v in message.items() if v]

@@ -1,5 +1,5 @@
-"""`payrecon operators add|list|revoke`: the people (and scripts) allowed into the admin API
-and the console, each with a role (PRODUCT.md: Console, operators and audit)."""
+"""`payrecon operators add|list|revoke|end-sessions`: the people (and scripts) allowed into the
+admin API and the console, each with a role (PRODUCT.md: Console, operators and audit)."""
 
 from __future__ import annotations
 
@@ -14,13 +14,20 @@ from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
 from ledger.errors import DatabaseUnavailableError, OperatorError
 from ledger.models import OperatorAccount
-from ledger.operators import add_operator, list_operators, revoke_operator
+from ledger.operators import (
+    add_operator,
+    check_name,
+    end_sessions,
+    list_operators,
+    revoke_operator,
+)
 from ledger.types import utcnow
 from payrecon.actor import audit_cli
 from payrecon.context import EXIT_USAGE, app_context, fail
 
 T = TypeVar("T")
 ROLES = ("viewer", "finance", "admin")  # admin.identity.Role, which the CLI does not import
+ADMIN_NAME = "admin"  # PAYRECON_ADMIN_TOKEN's operator (admin.identity.ADMIN_NAME)
 
 
 @click.group()
@@ -116,3 +123,29 @@ def operators_revoke(ctx: click.Context, name: str) -> None:
 
     ended = _run(revoke)
     click.echo(f"revoked operator {name}; {ended} session(s) ended")
+
+
+@operators.command("end-sessions")
+@click.argument("name", required=False)
+@click.option("--all", "everyone", is_flag=True, help="End every operator's sessions.")
+@click.pass_context
+def operators_end_sessions(ctx: click.Context, name: str | None, everyone: bool) -> None:
+    """End the console sessions of operator NAME (`admin` for PAYRECON_ADMIN_TOKEN's), or of
+    everyone with --all, at once; tokens keep working."""
+    if (name is None) == (not everyone):
+        fail("give an operator's NAME or --all (not both)", EXIT_USAGE)
+    if name is not None and name != ADMIN_NAME:
+        _run(lambda: check_name(name))
+    engine = app_context(ctx).engine()
+
+    def end() -> int:
+        now = utcnow()
+        with write_session(engine) as session:
+            ended = end_sessions(session, operator=name, now=now)
+            subject = "operator:*" if name is None else f"operator:{name}"
+            detail = f"{ended} session(s) ended"
+            audit_cli(session, AuditAction.SESSIONS_END, subject, detail, now=now)
+            return ended
+
+    ended = _run(end)
+    click.echo(f"{ended} session(s) of {'every operator' if name is None else name} ended")

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from alembic import command
-from sqlalchemy import Engine
+from sqlalchemy import Engine, event
 from sqlalchemy.engine import make_url
 
 from ledger.db import SQLITE_BUSY_TIMEOUT_MS, create_db_engine, readiness
@@ -67,6 +67,40 @@ def test_a_read_only_postgresql_is_not_ready(postgres_url: str) -> None:
         engine.dispose()
 
 
+def _readyz_until(base: str, status: int) -> httpx.Response:
+    """/readyz polled until it answers `status` (an answer is reused for up to a second, so a
+    change shows within about one): the last answer, after at most ten seconds."""
+    for _ in range(100):
+        answer = httpx.get(f"{base}/readyz", timeout=10)
+        if answer.status_code == status:
+            break
+        time.sleep(0.1)
+    return answer
+
+
+def test_readyz_writes_at_most_once_a_second_whatever_the_request_rate(
+    database_url: str, engine: Engine
+) -> None:
+    """Fifty GETs of /readyz in a row all answer 200 and open a connection for the write check
+    only a couple of times (once per second elapsed, plus the first)."""
+    checks: list[object] = []
+
+    def count(connection: object) -> None:
+        checks.append(connection)
+
+    app = create_app(load_settings(database_url=database_url), engine=engine)
+    with running_server(app) as base:
+        event.listen(engine, "engine_connect", count)
+        try:
+            started = time.monotonic()
+            answers = [httpx.get(f"{base}/readyz", timeout=10) for _ in range(50)]
+            elapsed = time.monotonic() - started
+        finally:
+            event.remove(engine, "engine_connect", count)
+    assert [answer.status_code for answer in answers] == [200] * 50
+    assert 1 <= len(checks) <= 1 + int(elapsed) + 1
+
+
 def test_readyz_answers_503_while_sqlite_is_locked(sqlite_factory: SqliteFactory) -> None:
     """The real server's readiness follows the write lock: 503 `locked`, then 200."""
     url = sqlite_factory.new()
@@ -77,7 +111,7 @@ def test_readyz_answers_503_while_sqlite_is_locked(sqlite_factory: SqliteFactory
             holder.execute("BEGIN IMMEDIATE")
             locked = httpx.get(f"{base}/readyz", timeout=10)
             holder.execute("ROLLBACK")
-            ready = httpx.get(f"{base}/readyz", timeout=10)
+            ready = _readyz_until(base, 200)
     finally:
         holder.close()
     assert (locked.status_code, locked.json()) == (503, {"status": "error", "database": "locked"})
@@ -140,8 +174,8 @@ def test_readyz_answers_503_while_the_sqlite_files_cannot_be_written(
         # Not the -shm file: SQLite maps it, and a read-only one kills the process (SIGBUS).
         with _immutable(path, wal):
             refused = _deliver(base, "T-2")
-            during = httpx.get(f"{base}/readyz", timeout=10)
-        after = httpx.get(f"{base}/readyz", timeout=10)
+            during = _readyz_until(base, 503)
+        after = _readyz_until(base, 200)
     assert (before.status_code, first.status_code) == (200, 200)
     assert refused.status_code == 503
     assert during.status_code == 503

@@ -21,6 +21,7 @@ FIRST_PARTY = frozenset(
         "relay",
         "sandbox",
         "statements",
+        "web",
     }
 )
 # Package -> the first-party packages its modules may not import (docs/architecture.md).
@@ -41,6 +42,10 @@ FORBIDDEN = {
     # Pure parsers, matcher and tie-out: bytes and facts in, typed values out; the import
     # shell and the reconcile pass that feed them from the ledger sit above.
     "statements": FIRST_PARTY - {"statements"},
+    # The shared web toolkit sits below both HTTP surfaces and knows neither.
+    "web": FIRST_PARTY - {"web", "ledger"},
+    # The operators' surface takes shared web plumbing from `web`, never the receiver's.
+    "admin": frozenset({"receiver"}),
 }
 
 

@@ -13,7 +13,7 @@ from sqlalchemy import Engine, select
 
 from ledger.db import read_session, write_session
 from ledger.models import AuditEntry
-from ledger.operators import add_operator, revoke_operator, start_session
+from ledger.operators import add_operator, revoke_operator, secret_hash, start_session
 from ledger.types import utcnow
 from payrecon.app import create_app
 from payrecon.settings import load_settings
@@ -49,6 +49,7 @@ def seed_operators(engine: Engine) -> tuple[dict[str, str], str]:
             session,
             operator="boss",
             role="admin",
+            credential_hash=secret_hash(tokens["admin"]),
             now=now - dt.timedelta(hours=9),
             lifetime=dt.timedelta(hours=8),
         )

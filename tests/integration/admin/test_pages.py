@@ -13,7 +13,6 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from admin.forms import read_form
 from admin.identity import Role, csrf_token, current_operator, page, requires
 from admin.login import login
 from admin.throttle import LoginThrottle
@@ -21,6 +20,7 @@ from ledger.db import create_db_engine
 from payrecon.settings import load_settings
 from tests.integration.admin.conftest import ADMIN, bearer, seed_operators
 from tests.support.servers import running_server
+from web.forms import read_form
 
 
 async def _show(request: Request) -> Response:

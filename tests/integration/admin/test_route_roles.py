@@ -30,6 +30,7 @@ EXPECTED: dict[tuple[str, str], str | tuple[str, Role]] = {
     ("POST", "/login"): PUBLIC,  # checks the token it is given (test_sessions.py)
     ("POST", "/logout"): PUBLIC,  # ends the cookie's session (test_sessions.py)
     ("GET", "/console/login"): PUBLIC,
+    ("GET", "/login"): PUBLIC,  # a 303 to the sign-in page (test_hostile_clients.py)
     ("GET", "/api/audit"): (API, A),
     ("GET", "/api/transfers"): (API, V),
     ("POST", "/api/transfers"): (API, A),

@@ -7,13 +7,17 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from sqlalchemy import Engine
+from click.testing import CliRunner
+from sqlalchemy import Engine, update
+from sqlmodel import col
 
 from ledger.audit import AuditAction
 from ledger.db import write_session
-from ledger.operators import revoke_operator
+from ledger.models import OperatorAccount
+from ledger.operators import revoke_operator, secret_hash
 from ledger.types import utcnow
-from tests.integration.admin.conftest import Cast, StartCast, audit_rows, bearer
+from payrecon.cli import cli
+from tests.integration.admin.conftest import ADMIN, Cast, StartCast, audit_rows, bearer
 
 JSON = {"content-type": "application/json"}
 
@@ -170,3 +174,60 @@ def test_a_wrong_form_login_shows_the_page_again_with_an_error(cast: Cast) -> No
     answer = httpx.post(f"{cast.url}/login", data={"token": "wrong-token-0123456789"})
     assert answer.status_code == 401 and "belongs to no operator" in answer.text
     assert "set-cookie" not in answer.headers
+
+
+def test_an_admin_session_ends_when_the_admin_token_changes(start_cast: StartCast) -> None:
+    """A session opened with PAYRECON_ADMIN_TOKEN survives a restart with the same token but
+    not a restart with another one."""
+    with start_cast() as cast, _login(cast.url, ADMIN) as (client, _):
+        cookie = client.cookies["payrecon_session"]
+    jar = {"payrecon_session": cookie}
+    with start_cast() as cast:
+        same = httpx.get(f"{cast.url}/api/transfers", cookies=jar)
+    with start_cast(admin_token="another-admin-token-0123456789") as cast:
+        changed = httpx.get(f"{cast.url}/api/transfers", cookies=jar)
+        page = httpx.get(f"{cast.url}/console", cookies=jar)
+    assert (same.status_code, changed.status_code) == (200, 401)
+    assert page.status_code == 303 and page.headers["location"].startswith("/console/login")
+
+
+def test_an_operator_session_needs_its_operator_s_token(cast: Cast, engine: Engine) -> None:
+    """A session id issued for one operator's token is not accepted once it no longer matches
+    that token's hash (as after the operator is revoked and added again)."""
+    with _login(cast.url, cast.tokens["finance"]) as (client, _):
+        before = client.get("/api/transfers")
+        with write_session(engine) as session:
+            session.execute(
+                update(OperatorAccount)
+                .where(col(OperatorAccount.name) == "fiona")
+                .values(token_hash=secret_hash("a-new-token-for-fiona-0123456789"))
+            )
+        after = client.get("/api/transfers")
+    assert (before.status_code, after.status_code) == (200, 401)
+
+
+def test_operators_end_sessions_ends_them_at_once_and_is_audited(
+    cast: Cast, database_url: str, engine: Engine
+) -> None:
+    """`operators end-sessions NAME` ends that operator's sessions, `--all` everyone's; tokens
+    keep working; each run is one audit row; neither or both arguments exit 2."""
+    env = {"PAYRECON_DATABASE_URL": database_url}
+    viewer = _login(cast.url, cast.tokens["viewer"])
+    with viewer as (vera, _), _login(cast.url, ADMIN) as (admin, _):
+        one = CliRunner().invoke(cli, ["operators", "end-sessions", "vera"], env=env)
+        vera_after, admin_between = vera.get("/api/transfers"), admin.get("/api/transfers")
+        everyone = CliRunner().invoke(cli, ["operators", "end-sessions", "--all"], env=env)
+        admin_after = admin.get("/api/transfers")
+    token = httpx.get(f"{cast.url}/api/transfers", headers=bearer(cast.tokens["viewer"]))
+    neither = CliRunner().invoke(cli, ["operators", "end-sessions"], env=env)
+    both = CliRunner().invoke(cli, ["operators", "end-sessions", "vera", "--all"], env=env)
+    assert (one.exit_code, one.output) == (0, "1 session(s) of vera ended\n")
+    assert (everyone.exit_code, everyone.output) == (0, "1 session(s) of every operator ended\n")
+    assert (vera_after.status_code, admin_between.status_code) == (401, 200)
+    assert (admin_after.status_code, token.status_code) == (401, 200)
+    assert (neither.exit_code, both.exit_code) == (2, 2)
+    rows = audit_rows(engine, AuditAction.SESSIONS_END)
+    assert [(row.subject, row.detail) for row in rows] == [
+        ("operator:vera", "1 session(s) ended"),
+        ("operator:*", "1 session(s) ended"),
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator
 
@@ -9,6 +10,7 @@ import httpx
 import pytest
 from sqlalchemy import Engine, select
 
+from admin.console.render import ERROR_BANNERS
 from admin.expected import parse_expected_collection, register_collection
 from ledger.collections import find_collection
 from ledger.db import read_session, write_session
@@ -168,20 +170,34 @@ def test_bad_form_input_is_explained_not_a_500(console: tuple[str, dict[str, int
     token = _token(url, AUTH)
     fid = ids["finding"]
     cases = [
-        ("/console/findings/ack", {"note": "x"}, "Tick at least one"),
-        ("/console/findings/ack", {"ids": "abc", "note": "x"}, "not valid"),
-        ("/console/findings/ack", {"ids": "99999", "note": "x"}, "nothing was changed"),
-        (f"/console/findings/{fid}/assign", {"assignee": "nobody-here"}, "no operator is named"),
-        (f"/console/findings/{fid}/notes", {"note": "a\x1bb"}, "control character"),
-        (f"/console/findings/{fid}/notes", {"note": "x", "back": "//evil.example"}, ""),
+        ("/console/findings/ack", {"note": "x"}, "none_ticked"),
+        ("/console/findings/ack", {"ids": "abc", "note": "x"}, "bad_finding_ids"),
+        ("/console/findings/ack", {"ids": "99999", "note": "x"}, "missing_findings"),
+        (f"/console/findings/{fid}/assign", {"assignee": "nobody-here"}, "unknown_operator"),
+        (f"/console/findings/{fid}/notes", {"note": "a\x1bb"}, "note_refused"),
+        (f"/console/findings/{fid}/notes", {"note": "x", "back": "//evil.example"}, None),
     ]
-    for path, form, message in cases:
+    for path, form, code in cases:
         answer = httpx.post(f"{url}{path}", data={**form, "csrf_token": token}, headers=AUTH)
         location = answer.headers.get("location", "")
         assert answer.status_code == 303 and location.startswith("/console/findings"), path
-        assert message in httpx.QueryParams(location.partition("?")[2]).get(
-            "error", "" if not message else "missing"
-        ), (path, location)
+        assert httpx.QueryParams(location.partition("?")[2]).get("error") == code, location
+        if code is not None:
+            page = httpx.get(f"{url}{location}", headers=AUTH)
+            assert html.escape(ERROR_BANNERS[code]) in page.text, (path, location)
+
+
+def test_banners_come_from_fixed_codes_never_from_the_query_string(
+    console: tuple[str, dict[str, int]],
+) -> None:
+    """A known code shows its fixed text; any other `error` or `done` text shows no banner."""
+    url, _ = console
+    lure = "Your session expired: call +234 800 000 0000 now"
+    known = httpx.get(f"{url}/console", params={"error": "none_ticked"}, headers=AUTH)
+    free = httpx.get(f"{url}/console", params={"error": lure, "done": lure}, headers=AUTH)
+    assert ERROR_BANNERS["none_ticked"] in known.text and 'role="alert"' in known.text
+    assert free.status_code == 200 and "call +234" not in free.text
+    assert 'role="alert"' not in free.text and 'role="status"' not in free.text
 
 
 def test_a_collection_has_its_list_page_timeline_and_queue_entry(

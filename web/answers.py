@@ -2,8 +2,7 @@
 
 `{"status": "error", "error": <code>, "message": <text>, ...}` (PRODUCT.md: Receiver HTTP
 interface), for the webhook, the router's own 404 and 405, and the operators' routes in
-`admin/`. It lives here, below `admin/`, so that the receiver can use it without importing the
-operators' surface.
+`admin/`; both import it from this toolkit.
 """
 
 from __future__ import annotations
@@ -14,6 +13,8 @@ from typing import Any
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+
+from web.errors import WebError
 
 # Seconds a client should wait before retrying while the ledger does not take writes.
 RETRY_AFTER = {"Retry-After": "5"}
@@ -39,3 +40,8 @@ async def http_error(request: Request, exc: Exception) -> Response:
     return json_error(
         exc.status_code, message.lower().replace(" ", "_"), message, headers=exc.headers
     )
+
+
+def web_error(exc: WebError) -> JSONResponse:
+    """The JSON error answer for a request the toolkit could not read (408, 413, 400, 415)."""
+    return json_error(exc.status_code, exc.code, exc.message)

@@ -1,5 +1,6 @@
-"""Read a request body with a limit counted while streaming, never after reading it all, and
-(for webhooks) a deadline for the whole body to arrive."""
+"""Read a request body with a limit counted while streaming, never after reading it all, and a
+deadline for the whole body to arrive (PAYRECON_BODY_TIMEOUT, on every route: PRODUCT.md
+Robustness rules)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import asyncio
 from starlette.requests import ClientDisconnect, Request
 from starlette.types import Receive
 
-from receiver.errors import BodyTimeoutError, BodyTooLargeError
+from web.errors import BodyTimeoutError, BodyTooLargeError
+
+# Seconds a body may take to arrive when the app was given no PAYRECON_BODY_TIMEOUT.
+DEFAULT_BODY_TIMEOUT = 10.0
 
 
 def check_declared(declared: str | None, limit: int) -> None:
@@ -22,10 +26,24 @@ def _too_large(chunks: list[bytes], limit: int) -> BodyTooLargeError:
     return BodyTooLargeError(f"body is over the {limit}-byte limit", head=b"".join(chunks)[:limit])
 
 
-async def read_limited(request: Request, limit: int) -> bytes:
-    """The body, or BodyTooLargeError as soon as more than `limit` bytes have arrived."""
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body, BodyTooLargeError as soon as more than `limit` bytes have arrived, or
+    BodyTimeoutError when it has not all arrived within the app's deadline.
+
+    The deadline is the app's `state.body_deadline` (one per app, built by the composition
+    root from PAYRECON_BODY_TIMEOUT); an app without one gets one of DEFAULT_BODY_TIMEOUT.
+    """
     check_declared(request.headers.get("content-length"), limit)
-    return await receive_limited(request.receive, limit)
+    return await body_deadline(request).receive(request.receive, limit)
+
+
+def body_deadline(request: Request) -> BodyDeadline:
+    """The app's BodyDeadline, made on first use when the app was built without one."""
+    state = request.app.state
+    deadline: BodyDeadline | None = getattr(state, "body_deadline", None)
+    if deadline is None:
+        deadline = state.body_deadline = BodyDeadline(DEFAULT_BODY_TIMEOUT)
+    return deadline
 
 
 async def receive_limited(receive: Receive, limit: int) -> bytes:

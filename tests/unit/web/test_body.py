@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from starlette.requests import ClientDisconnect
 
-from receiver.body import BodyDeadline, check_declared, receive_limited
-from receiver.errors import BodyTimeoutError, BodyTooLargeError
+from web.body import BodyDeadline, check_declared, receive_limited
+from web.errors import BodyTimeoutError, BodyTooLargeError
 
 
 def _receiver(*messages: dict[str, Any]) -> tuple[Callable[[], Awaitable[Any]], list[int]]:
