@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from admin.forms import read_form
-from admin.identity import PAGE_POLICY, audit, csrf_token
+from admin.identity import PAGE_POLICY, Role, audit, csrf_token, current_operator, wants_html
 from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
@@ -32,21 +32,24 @@ from reconcile.reports.period import Period, parse_period
 from reconcile.reports.summary import build_summary, compute_report
 
 
-def _wants_html(request: Request) -> bool:
-    return "text/html" in request.headers.get("accept", "").lower()
-
-
-def _page_error(request: Request, status: int, error: str, message: str) -> Response:
-    """An error of the HTML page: a small page for a browser, the API's JSON for a client."""
+def _page_error(
+    request: Request, status: int, error: str, message: str, *, refused: str | None = None
+) -> Response:
+    """An error of the HTML page or of its forms: a small page for a browser, the API's JSON
+    for a client. `refused` names what a form asked for (then the link leads back to the page)."""
     unavailable = status == 503
-    if not _wants_html(request):
+    if not wants_html(request):
         return database_unavailable() if unavailable else json_error(status, error, message)
     path = html.escape(request.url.path)
-    title, link = (
-        ("Report unavailable", f'<a href="{path}?{html.escape(request.url.query)}">Try again</a>')
-        if unavailable
-        else ("Cannot show this report", f'<a href="{path}">Show the whole ledger</a>')
-    )
+    if refused is not None:
+        back = html.escape(_back_to_page(request, Period()))
+        title, link = f"Cannot {refused}", f'<a href="{back}">Back to the report</a>'
+    elif unavailable:
+        query = html.escape(request.url.query)
+        title, link = "Report unavailable", f'<a href="{path}?{query}">Try again</a>'
+    else:
+        title, link = "Cannot show this report", f'<a href="{path}">Show the whole ledger</a>'
+
     page = (
         f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{title}</title>"
         '<meta name=viewport content="width=device-width, initial-scale=1"></head>'
@@ -54,6 +57,9 @@ def _page_error(request: Request, status: int, error: str, message: str) -> Resp
     )
     headers = {"Content-Security-Policy": PAGE_POLICY, "Cache-Control": "no-store"}
     return HTMLResponse(page, status, headers={**headers, **(RETRY_AFTER if unavailable else {})})
+
+
+ACK = "acknowledge this finding"
 
 
 def _engine(request: Request) -> Engine:
@@ -97,7 +103,12 @@ async def reports_page(request: Request) -> Response:
     except PeriodError as exc:
         return _page_error(request, 400, "invalid_period", str(exc))
     now = utcnow()
-    forms = PageForms(base_path=request.url.path, csrf_token=csrf_token(request))
+    # Acknowledge forms only for an operator who may acknowledge (a viewer reads the page).
+    forms = PageForms(
+        base_path=request.url.path,
+        csrf_token=csrf_token(request),
+        can_acknowledge=current_operator(request).role.allows(Role.FINANCE),
+    )
 
     def render() -> str:
         with read_session(_engine(request)) as session:
@@ -129,18 +140,28 @@ async def acknowledge(request: Request) -> Response:
         finding_id = int(request.path_params["id"])
         form = await read_form(request)
     except (ValueError, UnicodeDecodeError) as exc:
-        return json_error(400, "invalid_form", str(exc) or "unreadable form")
+        return _page_error(request, 400, "invalid_form", str(exc) or "unreadable form", refused=ACK)
     note = form.get("note", "").strip()
     if not note:
-        return json_error(400, "note_required", "a note is required to acknowledge a finding")
+        return _page_error(
+            request,
+            400,
+            "note_required",
+            "a note is required to acknowledge a finding",
+            refused=ACK,
+        )
     if len(note) > MAX_NOTE_CHARS:
-        return json_error(
-            400, "note_too_long", f"the note is limited to {MAX_NOTE_CHARS} characters"
+        return _page_error(
+            request,
+            400,
+            "note_too_long",
+            f"the note is limited to {MAX_NOTE_CHARS} characters",
+            refused=ACK,
         )
     try:
         note = check_note(note)
     except NoteError as exc:
-        return json_error(400, "invalid_note", str(exc))
+        return _page_error(request, 400, "invalid_note", str(exc), refused=ACK)
     try:
         period = _period(form)
     except PeriodError:
@@ -156,7 +177,15 @@ async def acknowledge(request: Request) -> Response:
     try:
         found = await run_in_threadpool(write)
     except DATABASE_ERRORS:
-        return database_unavailable()
+        return _page_error(
+            request,
+            503,
+            "database_unavailable",
+            "the ledger database is not answering",
+            refused=ACK,
+        )
     if not found:
-        return json_error(404, "not_found", f"no finding with id {finding_id}")
+        return _page_error(
+            request, 404, "not_found", f"no finding with id {finding_id}", refused=ACK
+        )
     return RedirectResponse(_back_to_page(request, period), status_code=303)

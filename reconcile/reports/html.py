@@ -25,6 +25,8 @@ class PageForms:
     base_path: str  # the path the page is served at, e.g. "/reports"
     # The operator's CSRF token, sent back by each acknowledge form (admin.identity checks it).
     csrf_token: str | None = None
+    # Whether the reader may acknowledge findings (finance or admin): no forms otherwise.
+    can_acknowledge: bool = True
 
     def ack_action(self, finding_id: int) -> str:
         """The POST target acknowledging one finding."""
