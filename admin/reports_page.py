@@ -60,6 +60,9 @@ def _page_error(
 
 
 ACK = "acknowledge this finding"
+# The page and the JSON summary list the first 100 open findings and stale transfers, with
+# whole counts (PRODUCT.md Robustness rules: bounded answers); report files list everything.
+LIST_LIMIT = 100
 
 
 def _engine(request: Request) -> Engine:
@@ -87,7 +90,9 @@ async def summary_api(request: Request) -> Response:
 
     def load() -> dict[str, Any]:
         with read_session(_engine(request)) as session:
-            return build_summary(session, period, stale_after=_stale_after(request))
+            return build_summary(
+                session, period, stale_after=_stale_after(request), limit=LIST_LIMIT
+            )
 
     try:
         summary = await run_in_threadpool(load)
@@ -112,7 +117,9 @@ async def reports_page(request: Request) -> Response:
 
     def render() -> str:
         with read_session(_engine(request)) as session:
-            report = compute_report(session, period, stale_after=_stale_after(request), now=now)
+            report = compute_report(
+                session, period, stale_after=_stale_after(request), now=now, limit=LIST_LIMIT
+            )
         return render_html(report, now=now, forms=forms)
 
     try:

@@ -82,9 +82,10 @@ def render_html(
         daily_charts=_daily_charts(report),
         kinds_chart=_svg(hbar_chart(kinds, title="Open findings by kind")),
         findings=findings,
-        more=len(report.open_findings) - len(findings),
+        more=report.open_findings_total - len(findings),
         finding_columns=FINDING_COLUMNS,
         stale=report.stale_pending[:HTML_ROW_LIMIT],
+        more_stale=report.stale_pending_total - min(len(report.stale_pending), HTML_ROW_LIMIT),
     )
 
 
@@ -120,9 +121,9 @@ def _cards(report: Report) -> list[Card]:
         ),
         Card(
             "Stale pending",
-            f"{len(report.stale_pending):,}",
+            f"{report.stale_pending_total:,}",
             f"pending over {describe_duration(report.stale_after)}",
-            alert=bool(report.stale_pending),
+            alert=report.stale_pending_total > 0,
         ),
     ]
 
