@@ -385,7 +385,17 @@ def _report_anonymous(request: Request) -> Response:
 
 # The reports page's refusals for a browser: HTML pages, as the console's, but the page also
 # serves scripts (Bearer, Basic), so no identity is 401 with the challenge, not a redirect.
-_REPORT_PAGE = dataclasses.replace(_PAGE, anonymous=_report_anonymous, csrf_always=False)
+_REPORT_PAGE = dataclasses.replace(
+    _PAGE,
+    anonymous=_report_anonymous,
+    too_low=lambda role: html_refusal(
+        403,
+        "Not allowed",
+        f"This needs the {role.value} role or higher.",
+        link='<a href="/reports">Back to the report</a>',
+    ),
+    csrf_always=False,
+)
 
 
 def report_page(role: Role) -> Callable[[Handler], Handler]:

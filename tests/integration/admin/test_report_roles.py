@@ -53,7 +53,7 @@ def test_a_refused_acknowledge_from_a_browser_is_an_html_page(cast: Cast, engine
         assert answer.status_code == status
         assert answer.headers["content-type"].startswith("text/html"), answer.text
         assert answer.text.startswith("<!doctype html>") and '"error"' not in answer.text
-    assert "finance role" in refused.text
+    assert "finance role" in refused.text and 'href="/reports"' in refused.text
     assert 'href="/reports"' in blank.text
     assert "www-authenticate" in anonymous.headers
     assert scripted.status_code == 403 and scripted.json()["error"] == "forbidden"
