@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import datetime as dt
 import enum
 import hashlib
@@ -429,6 +430,53 @@ def page(role: Role) -> Callable[[Handler], Handler]:
     `role`, and a POST needs the form field `csrf_token` (403 page without a valid one).
     Sets `request.state.operator`."""
     return _guard(role, _PAGE)
+
+
+def wants_html(request: Request) -> bool:
+    """True when the client is a browser asking for a page (its Accept names text/html)."""
+    return "text/html" in request.headers.get("accept", "").lower()
+
+
+def _report_anonymous(request: Request) -> Response:
+    # A browser may sign in with Basic (the challenge) or at the console's login page.
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    link = f'<a href="/console/login?next={escape(quote(target, safe=""))}">Sign in</a>'
+    answer = html_refusal(401, "Sign in", "This page needs an operator's token.", link=link)
+    answer.headers.update(_CHALLENGE)
+    return answer
+
+
+# The reports page's refusals for a browser: HTML pages, as the console's, but the page also
+# serves scripts (Bearer, Basic), so no identity is 401 with the challenge, not a redirect.
+_REPORT_PAGE = dataclasses.replace(
+    _PAGE,
+    anonymous=_report_anonymous,
+    too_low=lambda role: html_refusal(
+        403,
+        "Not allowed",
+        f"This needs the {role.value} role or higher.",
+        link='<a href="/reports">Back to the report</a>',
+    ),
+    csrf_always=False,
+)
+
+
+def report_page(role: Role) -> Callable[[Handler], Handler]:
+    """Guard the reports page and its forms: refusals as the API's JSON for a client, as small
+    HTML pages for a browser (`wants_html`), so a person never sees raw JSON. Otherwise as
+    `requires`. Sets `request.state.operator`."""
+    as_api, as_page = _guard(role, _API), _guard(role, _REPORT_PAGE)
+
+    def wrap(handler: Handler) -> Handler:
+        api_handler, page_handler = as_api(handler), as_page(handler)
+
+        async def guarded(request: Request) -> Response:
+            chosen = page_handler if wants_html(request) else api_handler
+            return await chosen(request)
+
+        return _named(guarded, handler)
+
+    return wrap
 
 
 def session_lifetime(request: Request) -> dt.timedelta:

@@ -15,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from admin.identity import PAGE_POLICY, audit, csrf_token
+from admin.identity import PAGE_POLICY, Role, audit, csrf_token, current_operator, wants_html
 from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
@@ -29,26 +29,29 @@ from reconcile.reports.errors import PeriodError
 from reconcile.reports.html import PageForms, render_html
 from reconcile.reports.period import Period, parse_period
 from reconcile.reports.summary import build_summary, compute_report
-from web.answers import RETRY_AFTER, json_error, web_error
+from web.answers import RETRY_AFTER, json_error
 from web.errors import WebError
 from web.forms import read_form
 
 
-def _wants_html(request: Request) -> bool:
-    return "text/html" in request.headers.get("accept", "").lower()
-
-
-def _page_error(request: Request, status: int, error: str, message: str) -> Response:
-    """An error of the HTML page: a small page for a browser, the API's JSON for a client."""
+def _page_error(
+    request: Request, status: int, error: str, message: str, *, refused: str | None = None
+) -> Response:
+    """An error of the HTML page or of its forms: a small page for a browser, the API's JSON
+    for a client. `refused` names what a form asked for (then the link leads back to the page)."""
     unavailable = status == 503
-    if not _wants_html(request):
+    if not wants_html(request):
         return database_unavailable() if unavailable else json_error(status, error, message)
     path = html.escape(request.url.path)
-    title, link = (
-        ("Report unavailable", f'<a href="{path}?{html.escape(request.url.query)}">Try again</a>')
-        if unavailable
-        else ("Cannot show this report", f'<a href="{path}">Show the whole ledger</a>')
-    )
+    if refused is not None:
+        back = html.escape(_back_to_page(request, Period()))
+        title, link = f"Cannot {refused}", f'<a href="{back}">Back to the report</a>'
+    elif unavailable:
+        query = html.escape(request.url.query)
+        title, link = "Report unavailable", f'<a href="{path}?{query}">Try again</a>'
+    else:
+        title, link = "Cannot show this report", f'<a href="{path}">Show the whole ledger</a>'
+
     page = (
         f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{title}</title>"
         '<meta name=viewport content="width=device-width, initial-scale=1"></head>'
@@ -56,6 +59,12 @@ def _page_error(request: Request, status: int, error: str, message: str) -> Resp
     )
     headers = {"Content-Security-Policy": PAGE_POLICY, "Cache-Control": "no-store"}
     return HTMLResponse(page, status, headers={**headers, **(RETRY_AFTER if unavailable else {})})
+
+
+ACK = "acknowledge this finding"
+# The page and the JSON summary list the first 100 open findings and stale transfers, with
+# whole counts (PRODUCT.md Robustness rules: bounded answers); report files list everything.
+LIST_LIMIT = 100
 
 
 def _engine(request: Request) -> Engine:
@@ -83,7 +92,9 @@ async def summary_api(request: Request) -> Response:
 
     def load() -> dict[str, Any]:
         with read_session(_engine(request)) as session:
-            return build_summary(session, period, stale_after=_stale_after(request))
+            return build_summary(
+                session, period, stale_after=_stale_after(request), limit=LIST_LIMIT
+            )
 
     try:
         summary = await run_in_threadpool(load)
@@ -99,11 +110,18 @@ async def reports_page(request: Request) -> Response:
     except PeriodError as exc:
         return _page_error(request, 400, "invalid_period", str(exc))
     now = utcnow()
-    forms = PageForms(base_path=request.url.path, csrf_token=csrf_token(request))
+    # Acknowledge forms only for an operator who may acknowledge (a viewer reads the page).
+    forms = PageForms(
+        base_path=request.url.path,
+        csrf_token=csrf_token(request),
+        can_acknowledge=current_operator(request).role.allows(Role.FINANCE),
+    )
 
     def render() -> str:
         with read_session(_engine(request)) as session:
-            report = compute_report(session, period, stale_after=_stale_after(request), now=now)
+            report = compute_report(
+                session, period, stale_after=_stale_after(request), now=now, limit=LIST_LIMIT
+            )
         return render_html(report, now=now, forms=forms)
 
     try:
@@ -130,22 +148,34 @@ async def acknowledge(request: Request) -> Response:
     finding_id = int(request.path_params["id"])
     if finding_id > MAX_ROW_ID:
         # Past any row id the database can hold (2^63 - 1): no such finding.
-        return json_error(404, "not_found", f"no finding with id {finding_id}")
+        return _page_error(
+            request, 404, "not_found", f"no finding with id {finding_id}", refused=ACK
+        )
     try:
         form = await read_form(request)
     except WebError as exc:
-        return web_error(exc)
+        return _page_error(request, exc.status_code, exc.code, exc.message, refused=ACK)
     note = form.get("note", "").strip()
     if not note:
-        return json_error(400, "note_required", "a note is required to acknowledge a finding")
+        return _page_error(
+            request,
+            400,
+            "note_required",
+            "a note is required to acknowledge a finding",
+            refused=ACK,
+        )
     if len(note) > MAX_NOTE_CHARS:
-        return json_error(
-            400, "note_too_long", f"the note is limited to {MAX_NOTE_CHARS} characters"
+        return _page_error(
+            request,
+            400,
+            "note_too_long",
+            f"the note is limited to {MAX_NOTE_CHARS} characters",
+            refused=ACK,
         )
     try:
         note = check_note(note)
     except NoteError as exc:
-        return json_error(400, "invalid_note", str(exc))
+        return _page_error(request, 400, "invalid_note", str(exc), refused=ACK)
     try:
         period = _period(form)
     except PeriodError:
@@ -161,7 +191,15 @@ async def acknowledge(request: Request) -> Response:
     try:
         found = await run_in_threadpool(write)
     except DATABASE_ERRORS:
-        return database_unavailable()
+        return _page_error(
+            request,
+            503,
+            "database_unavailable",
+            "the ledger database is not answering",
+            refused=ACK,
+        )
     if not found:
-        return json_error(404, "not_found", f"no finding with id {finding_id}")
+        return _page_error(
+            request, 404, "not_found", f"no finding with id {finding_id}", refused=ACK
+        )
     return RedirectResponse(_back_to_page(request, period), status_code=303)

@@ -10,7 +10,7 @@ from starlette.routing import BaseRoute, Route
 
 from admin import api, audit_api, collections_api, findings_api, login, relay_api, reports_page
 from admin.console import findings_page, pages, relay_pages
-from admin.identity import Role, page, requires
+from admin.identity import Role, page, report_page, requires
 
 VIEWER, FINANCE, ADMIN = Role.VIEWER, Role.FINANCE, Role.ADMIN
 
@@ -81,11 +81,12 @@ def admin_routes() -> list[BaseRoute]:
             requires(ADMIN)(relay_api.retry_delivery),
             methods=["POST"],
         ),
-        Route("/api/reports/summary", requires(FINANCE)(reports_page.summary_api), methods=["GET"]),
-        Route("/reports", requires(VIEWER)(reports_page.reports_page), methods=["GET"]),
+        # Reading figures is for every role; acknowledging (and exporting files) for finance.
+        Route("/api/reports/summary", requires(VIEWER)(reports_page.summary_api), methods=["GET"]),
+        Route("/reports", report_page(VIEWER)(reports_page.reports_page), methods=["GET"]),
         Route(
             "/reports/findings/{id:int}/ack",
-            requires(FINANCE)(reports_page.acknowledge),
+            report_page(FINANCE)(reports_page.acknowledge),
             methods=["POST"],
         ),
         Route("/console", page(VIEWER)(pages.overview_page), methods=["GET"]),

@@ -11,8 +11,9 @@ from sqlmodel import Session, col
 
 from ledger.errors import ConflictError
 from ledger.events.payloads import iso
+from ledger.finding_record import findings_of
 from ledger.models import Collection, Finding
-from ledger.queries import finding_dict, keyset_page, refuse_different, with_open_finding
+from ledger.queries import keyset_page, refuse_different, with_open_finding
 from ledger.types import Initiation, TransferOrigin, TransferStatus
 from ledger.upsert import insert_ignore
 
@@ -39,15 +40,6 @@ def find_collection(
 
 def collection_record(session: Session, collection: Collection) -> dict[str, Any]:
     """The collection as `GET /api/collections/{reference}` answers it (PRODUCT.md keys)."""
-    findings = (
-        session.execute(
-            select(Finding)
-            .where(col(Finding.collection_id) == collection.id)
-            .order_by(col(Finding.id))
-        )
-        .scalars()
-        .all()
-    )
     return {
         "reference": collection.reference,
         "provider_reference": collection.provider_reference,
@@ -72,7 +64,7 @@ def collection_record(session: Session, collection: Collection) -> dict[str, Any
         "confirmed_at": iso(collection.confirmed_at),
         "created_at": iso(collection.created_at),
         "updated_at": iso(collection.updated_at),
-        "findings": [finding_dict(f) for f in findings],
+        "findings": findings_of(session, collection),
     }
 
 

@@ -9,9 +9,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlmodel import Session, col
 
-from ledger.findings import finding_state
-from ledger.models import Collection, Finding, FindingNote, Transfer
-from ledger.queries import MAX_PAGE, decode_cursor, encode_cursor, iso
+from ledger.finding_record import finding_record, notes_of
+from ledger.models import Collection, Finding, Transfer
+from ledger.queries import MAX_PAGE, decode_cursor, encode_cursor
 from ledger.types import FindingState
 
 CURSOR_KIND = "f"
@@ -62,48 +62,6 @@ class QueuePage:
     next_cursor: str | None
 
 
-def note_dict(note: FindingNote) -> dict[str, Any]:
-    """A note as the API shows it."""
-    return {"author": note.author, "at": iso(note.created_at), "note": note.body}
-
-
-def notes_of(session: Session, finding_ids: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
-    """The notes of each finding, oldest first (one query for a page)."""
-    notes: dict[int, list[dict[str, Any]]] = {fid: [] for fid in finding_ids}
-    if finding_ids:
-        statement = (
-            select(FindingNote)
-            .where(col(FindingNote.finding_id).in_(list(finding_ids)))
-            .order_by(col(FindingNote.finding_id), col(FindingNote.id))
-        )
-        for note in session.execute(statement).scalars():
-            notes[note.finding_id].append(note_dict(note))
-    return notes
-
-
-def queue_item(
-    finding: Finding, owner: Transfer | Collection, notes: list[dict[str, Any]]
-) -> dict[str, Any]:
-    """A finding as the queue shows it, with the transfer or collection it is about (amounts
-    in kobo)."""
-    return {
-        "id": finding.id,
-        "kind": finding.kind,
-        "state": finding_state(finding).value,
-        "assignee": finding.assignee,
-        "detail": finding.detail,
-        "opened_at": iso(finding.opened_at),
-        "resolved_at": iso(finding.resolved_at),
-        "acknowledged_at": iso(finding.acknowledged_at),
-        "ack_note": finding.ack_note,
-        "subject": "transfer" if finding.collection_id is None else "collection",
-        "reference": owner.reference,
-        "provider_reference": owner.provider_reference,
-        "amount": owner.amount,
-        "notes": notes,
-    }
-
-
 def list_queue(
     session: Session, where: FindingFilter, *, limit: int = 50, cursor: str | None = None
 ) -> QueuePage:
@@ -119,7 +77,7 @@ def list_queue(
     findings = findings[:limit]
     owners = _owners(session, findings)
     notes = notes_of(session, [int(f.id) for f in findings if f.id is not None])
-    items = [queue_item(f, owners[_owner_key(f)], notes[int(f.id or 0)]) for f in findings]
+    items = [finding_record(f, owners[_owner_key(f)], notes[int(f.id or 0)]) for f in findings]
     last = findings[-1].id if findings and more else None
     return QueuePage(items, None if last is None else encode_cursor(last, kind=CURSOR_KIND))
 
@@ -150,4 +108,4 @@ def finding_item(session: Session, finding_id: int) -> dict[str, Any] | None:
     if finding is None:
         return None
     owner = _owners(session, [finding])[_owner_key(finding)]
-    return queue_item(finding, owner, notes_of(session, [finding_id])[finding_id])
+    return finding_record(finding, owner, notes_of(session, [finding_id])[finding_id])

@@ -13,6 +13,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col
 
 from ledger.errors import ConflictError
+from ledger.finding_record import findings_of
 from ledger.models import Delivery, Finding, Transfer
 from ledger.money import whole_number_from_text
 from ledger.types import TransferOrigin, TransferStatus
@@ -38,28 +39,8 @@ def find_transfer(session: Session, reference: str, *, for_update: bool = False)
     return rows[0] if rows else None
 
 
-def finding_dict(finding: Finding) -> dict[str, Any]:
-    """A finding as the API shows it."""
-    return {
-        "id": finding.id,
-        "kind": finding.kind,
-        "detail": finding.detail,
-        "opened_at": iso(finding.opened_at),
-        "resolved_at": iso(finding.resolved_at),
-        "acknowledged_at": iso(finding.acknowledged_at),
-        "ack_note": finding.ack_note,
-    }
-
-
 def transfer_record(session: Session, transfer: Transfer) -> dict[str, Any]:
     """The transfer as `GET /api/transfers/{reference}` answers it."""
-    findings = (
-        session.execute(
-            select(Finding).where(Finding.transfer_id == transfer.id).order_by(Finding.id)  # type: ignore[arg-type]
-        )
-        .scalars()
-        .all()
-    )
     deliveries = session.execute(
         select(func.count()).select_from(Delivery).where(Delivery.transfer_id == transfer.id)  # type: ignore[arg-type]
     ).scalar_one()
@@ -86,7 +67,7 @@ def transfer_record(session: Session, transfer: Transfer) -> dict[str, Any]:
         "created_at": iso(transfer.created_at),
         "updated_at": iso(transfer.updated_at),
         "confirmed_at": iso(transfer.confirmed_at),
-        "findings": [finding_dict(f) for f in findings],
+        "findings": findings_of(session, transfer),
         "deliveries": deliveries,
     }
 

@@ -64,7 +64,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "db": ("payrecon.commands.db:db", "Database maintenance."),
     "sandbox": (
-        "sandbox.cli:command",
+        "payrecon.commands.sandbox:sandbox",
         "Run the provider emulator (all ten endpoints, webhooks, faults).",
     ),
     "demo": (

@@ -28,7 +28,7 @@ from relay.schedule import DEFAULT_SCHEDULE, parse_schedule
 
 MIN_TOKEN_LENGTH = 16
 _PREFIX = "PAYRECON_"
-_ENV_FILE = ".env"
+ENV_FILE = ".env"
 
 # PAYRECON_* names read by something other than Settings, so no "unknown setting" warning.
 OTHER_NAMES = frozenset(
@@ -75,7 +75,7 @@ class Settings(BaseSettings):
     the database password and the alert URLs (plain strings, since the code needs them whole)."""
 
     model_config = SettingsConfigDict(
-        env_prefix=_PREFIX, env_file=_ENV_FILE, extra="ignore", frozen=True
+        env_prefix=_PREFIX, env_file=ENV_FILE, extra="ignore", frozen=True
     )
 
     database_url: str = "sqlite:///./payrecon.db"
@@ -367,7 +367,7 @@ def secret_tokens(settings: Settings) -> list[str]:
 
 
 def unknown_names(
-    environ: Mapping[str, str] | None = None, env_file: str = _ENV_FILE
+    environ: Mapping[str, str] | None = None, env_file: str = ENV_FILE
 ) -> list[tuple[str, str | None]]:
     """Each `PAYRECON_*` name set in the environment or the .env file that payrecon does not
     read, once, with the closest name it does read (or None)."""

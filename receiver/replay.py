@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, select, update
+from sqlalchemy import ColumnElement, bindparam, select, update
 from sqlmodel import Session, col
 
 from ledger.models import Delivery, Transfer, WebhookEvent
@@ -72,6 +72,7 @@ def replay(session: Session, *, since: dt.datetime | None, now: dt.datetime) -> 
     done: set[int] = set()
     for start in range(0, len(transfer_ids), BATCH):
         chunk = transfer_ids[start : start + BATCH]
+        schedule = _confirmed_schedule(session, chunk)
         rows = session.execute(
             select(Delivery.id, Delivery.body, Delivery.event_id, Delivery.webhook_id)  # type: ignore[call-overload]
             .where(Delivery.transfer_id.in_(chunk), *where[:2])  # type: ignore[union-attr]
@@ -80,7 +81,39 @@ def replay(session: Session, *, since: dt.datetime | None, now: dt.datetime) -> 
         for delivery_id, body, event_id, webhook_id in rows:
             summary.deliveries += 1
             _replay_one(session, summary, done, delivery_id, bytes(body), event_id, webhook_id, now)
+        _restore_schedule(session, schedule)
     return summary
+
+
+def _confirmed_schedule(session: Session, chunk: list[int]) -> dict[int, dt.datetime | None]:
+    """When each transfer of `chunk` that the provider already confirmed is next looked up."""
+    table = Transfer.__table__  # type: ignore[attr-defined]
+    rows = session.execute(
+        select(table.c.id, table.c.next_check_at).where(
+            table.c.id.in_(chunk), table.c.confirmed.is_(True)
+        )
+    )
+    return {row.id: row.next_check_at for row in rows}
+
+
+def _restore_schedule(session: Session, schedule: dict[int, dt.datetime | None]) -> None:
+    """Put back the next lookup of confirmed transfers that re-applying their deliveries moved.
+
+    Applying a webhook makes its transfer due at once (it is new evidence). Replayed deliveries
+    are not new: each was applied, and looked up, when it first arrived. A transfer the
+    provider confirmed keeps the schedule it had, so a replay (for instance after a restore, or
+    against a provider that has since lost its records) never sends it to be looked up again.
+    """
+    if not schedule:
+        return
+    table = Transfer.__table__  # type: ignore[attr-defined]
+    session.execute(
+        update(table)
+        .where(table.c.id == bindparam("transfer_id"))
+        .values(next_check_at=bindparam("next_check"))
+        .execution_options(synchronize_session=False),
+        [{"transfer_id": tid, "next_check": at} for tid, at in schedule.items()],
+    )
 
 
 def _replay_one(

@@ -229,10 +229,15 @@ def evaluate(view: LedgerView, answer: Answer, policy: Policy, now: dt.datetime)
     reading = _read(view, answer, policy, attempts)
     settled = _settle(view, answer)
     open_, resolved = _findings(view, reading, settled, policy, now)
+    # A confirmed transfer the provider can no longer find (its records were lost or purged:
+    # a restored or restarted provider) keeps the outcome the provider confirmed. It is news,
+    # one unknown_to_provider finding, and then it is not looked up again: asking on would
+    # only repeat the same answer. A new webhook for it makes it due again.
+    forgotten = view.confirmed and FindingKind.UNKNOWN_TO_PROVIDER in open_
     return Verdict(
         status=settled.status,
         confirmed=settled.confirmed,
-        next_check_in=None if settled.final else reading.next_check_in,
+        next_check_in=None if settled.final or forgotten else reading.next_check_in,
         check_attempts=0 if settled.final else attempts,
         not_found_count=reading.not_found,
         provider_status=reading.provider_status,
@@ -291,6 +296,11 @@ def _read(view: LedgerView, answer: Answer, policy: Policy, attempts: int) -> _R
             open_[FindingKind.UNKNOWN_TO_PROVIDER] = (
                 f"the provider answered 'not found' {not_found} times in a row"
             )
+            if view.confirmed:
+                open_[FindingKind.UNKNOWN_TO_PROVIDER] += (
+                    f" although it confirmed this transfer {view.status.value} before; "
+                    "no longer looked up"
+                )
     elif isinstance(answer, Uninterpretable):
         open_[FindingKind.UNVERIFIABLE] = answer.detail
     elif answer.retry_after is not None:

@@ -12,7 +12,11 @@ When a finding holds (each is opened when its condition holds and resolved when 
 * `unknown_to_provider` — `not_found_limit` consecutive "not found" answers;
 * `unverifiable` — the answer could not be interpreted (or names another collection);
 * `stale_pending` — still pending after `expires_at` + the grace (no expiry known: after
-  `created_at` + `stale_after`).
+  `created_at` + `stale_after`), unless `unknown_to_provider` holds. An answer that says
+  nothing of this collection (an error, garbage, an answer about another merchant reference)
+  leaves the ledger's pending status standing, so it is stale too: the money is unaccounted
+  for past its deadline whatever the reason, and finance must see it beside `unverifiable`
+  (transfers behave the same way, `reconcile.checks`).
 
 A collection is looked up with backoff until the provider gives a final status, and once
 more at `expires_at` + the grace, so a payment the provider records late is still seen.

@@ -55,8 +55,11 @@ def collection_finding_counts(
     return finding_counts(session, _ON_COLLECTIONS, in_period(period, C))
 
 
-def open_collection_findings(session: Session, period: Period) -> list[OpenFinding]:
-    """The unresolved findings on the period's collections, with advice."""
+def open_collection_findings(
+    session: Session, period: Period, *, limit: int | None = None
+) -> list[OpenFinding]:
+    """The unresolved findings on the period's collections, with advice: unacknowledged first,
+    then oldest first; only the first `limit` when given."""
     statement = (
         select(
             F.id,
@@ -72,6 +75,8 @@ def open_collection_findings(session: Session, period: Period) -> list[OpenFindi
         )
         .select_from(_ON_COLLECTIONS)
         .where(F.resolved_at.is_(None), *in_period(period, C))
+        .order_by(F.acknowledged_at.is_not(None), F.opened_at, F.id)
+        .limit(limit)
     )
     return [
         OpenFinding(

@@ -25,6 +25,8 @@ class PageForms:
     base_path: str  # the path the page is served at, e.g. "/reports"
     # The operator's CSRF token, sent back by each acknowledge form (admin.identity checks it).
     csrf_token: str | None = None
+    # Whether the reader may acknowledge findings (finance or admin): no forms otherwise.
+    can_acknowledge: bool = True
 
     def ack_action(self, finding_id: int) -> str:
         """The POST target acknowledging one finding."""
@@ -80,9 +82,10 @@ def render_html(
         daily_charts=_daily_charts(report),
         kinds_chart=_svg(hbar_chart(kinds, title="Open findings by kind")),
         findings=findings,
-        more=len(report.open_findings) - len(findings),
+        more=report.open_findings_total - len(findings),
         finding_columns=FINDING_COLUMNS,
         stale=report.stale_pending[:HTML_ROW_LIMIT],
+        more_stale=report.stale_pending_total - min(len(report.stale_pending), HTML_ROW_LIMIT),
     )
 
 
@@ -118,9 +121,9 @@ def _cards(report: Report) -> list[Card]:
         ),
         Card(
             "Stale pending",
-            f"{len(report.stale_pending):,}",
+            f"{report.stale_pending_total:,}",
             f"pending over {describe_duration(report.stale_after)}",
-            alert=bool(report.stale_pending),
+            alert=report.stale_pending_total > 0,
         ),
     ]
 

@@ -12,6 +12,10 @@ from reconcile.checks import DEFAULT_STALE_AFTER
 from reconcile.reports.period import Period
 
 STATUSES: tuple[str, ...] = ("successful", "failed", "pending")
+# Where a bounded answer sends a reader for the whole list: the findings queue and the stale
+# transfers, both paged by cursor (the report files, `payrecon report`, hold every entry).
+FINDINGS_QUEUE = "/api/findings?state=open"
+STALE_QUEUE = "/api/transfers?status=pending&finding=stale_pending"
 KINDS: tuple[str, ...] = tuple(k.value for k in FindingKind)
 
 
@@ -183,6 +187,10 @@ class Report:
     days: list[DayLine] = field(default_factory=list)
     stale_after: int = DEFAULT_STALE_AFTER
     collections: CollectionTotals = field(default_factory=CollectionTotals)
+    # How many transfers are stale pending in all (the list may hold only the first ones).
+    stale_pending_count: int | None = None
+    # The bound the lists were cut to (None: they are whole, as in report files).
+    list_limit: int | None = None
 
     def status(self, name: str) -> StatusTotals:
         """Totals for one status (zeros when none)."""
@@ -225,8 +233,16 @@ class Report:
 
     @property
     def open_findings_total(self) -> int:
-        """Unresolved findings on transfers of the period."""
+        """Unresolved findings on transfers and collections of the period (all of them, also
+        when `open_findings` holds only the first ones)."""
         return sum(self.findings_open.values())
+
+    @property
+    def stale_pending_total(self) -> int:
+        """Transfers of the period stale pending now (all of them)."""
+        if self.stale_pending_count is None:
+            return len(self.stale_pending)
+        return self.stale_pending_count
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON report (PRODUCT.md "Reports"); kobo integers throughout."""
@@ -255,8 +271,20 @@ class Report:
                 kind: self.findings_acknowledged.get(kind, 0) for kind in _kinds(self)
             },
             "open_findings": [f.as_dict() for f in self.open_findings],
+            # Bounded answers (PRODUCT.md Robustness rules): the counts are whole; `truncated`
+            # says the list holds only the first ones, and `more` where to read them all.
+            "open_findings_count": self.open_findings_total,
+            "open_findings_truncated": len(self.open_findings) < self.open_findings_total,
+            "open_findings_more": (
+                FINDINGS_QUEUE if len(self.open_findings) < self.open_findings_total else None
+            ),
             "stale_after_seconds": self.stale_after,
             "stale_pending": [s.as_dict() for s in self.stale_pending],
+            "stale_pending_count": self.stale_pending_total,
+            "stale_pending_truncated": len(self.stale_pending) < self.stale_pending_total,
+            "stale_pending_more": (
+                STALE_QUEUE if len(self.stale_pending) < self.stale_pending_total else None
+            ),
             "days": [d.as_dict() for d in self.days],
         }
 

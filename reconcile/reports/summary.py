@@ -53,8 +53,13 @@ def compute_report(
     *,
     stale_after: int = DEFAULT_STALE_AFTER,
     now: dt.datetime | None = None,
+    limit: int | None = None,
 ) -> Report:
-    """The report for `period` (None: the whole ledger), aggregated by the database."""
+    """The report for `period` (None: the whole ledger), aggregated by the database.
+
+    `limit` bounds the two lists (`open_findings`, `stale_pending`) to their first entries,
+    for answers that must stay small (`/api/reports/summary`, `/reports`); their counts stay
+    whole. None (report files: the full export) lists everything."""
     period = period or Period()
     now = now or utcnow()
     totals, sources, days = _totals_and_days(session, period)
@@ -65,17 +70,28 @@ def compute_report(
     ):
         for kind, count in more.items():
             counts[kind] = counts.get(kind, 0) + count
-    findings = _open_findings(session, period) + open_collection_findings(session, period)
-    # Unacknowledged first: those still need someone; then oldest first.
+    findings = _open_findings(session, period, limit) + open_collection_findings(
+        session, period, limit=limit
+    )
+    # Unacknowledged first: those still need someone; then oldest first. Each query gave its
+    # first `limit` in this order, so the merged first `limit` are among them.
     findings.sort(key=lambda f: (f.acknowledged_at is not None, f.opened_at, f.id))
+    cutoff = now - dt.timedelta(seconds=stale_after)
+    stale = _stale_pending(session, period, cutoff, limit)
     return Report(
         period=period,
         by_status=totals,
         figures_from=sources,
         findings_open=opened,
         findings_acknowledged=acknowledged,
-        open_findings=findings,
-        stale_pending=_stale_pending(session, period, now - dt.timedelta(seconds=stale_after)),
+        open_findings=findings[:limit],
+        stale_pending=stale,
+        stale_pending_count=(
+            len(stale)
+            if limit is None or len(stale) < limit
+            else _stale_pending_count(session, period, cutoff)
+        ),
+        list_limit=limit,
         days=days,
         stale_after=stale_after,
         collections=collection_totals(session, period),
@@ -88,9 +104,11 @@ def build_summary(
     *,
     stale_after: int = DEFAULT_STALE_AFTER,
     now: dt.datetime | None = None,
+    limit: int | None = None,
 ) -> dict[str, Any]:
-    """The JSON summary (`report --format json`, `/api/reports/summary`) as a dict."""
-    return compute_report(session, period, stale_after=stale_after, now=now).as_dict()
+    """The JSON summary (`report --format json`, `/api/reports/summary`) as a dict; `limit` as
+    for `compute_report`."""
+    return compute_report(session, period, stale_after=stale_after, now=now, limit=limit).as_dict()
 
 
 @dataclass
@@ -160,7 +178,7 @@ def _finding_counts(session: Session, period: Period) -> tuple[dict[str, int], d
     return finding_counts(session, on_transfers, in_period(period))
 
 
-def _open_findings(session: Session, period: Period) -> list[OpenFinding]:
+def _open_findings(session: Session, period: Period, limit: int | None) -> list[OpenFinding]:
     statement = (
         select(
             F.id,
@@ -180,6 +198,7 @@ def _open_findings(session: Session, period: Period) -> list[OpenFinding]:
         .where(F.resolved_at.is_(None), *in_period(period))
         # Unacknowledged first: those still need someone; then oldest first.
         .order_by(F.acknowledged_at.is_not(None), F.opened_at, F.id)
+        .limit(limit)
     )
     return [
         OpenFinding(
@@ -199,32 +218,32 @@ def _open_findings(session: Session, period: Period) -> list[OpenFinding]:
     ]
 
 
-def _stale_pending(session: Session, period: Period, cutoff: dt.datetime) -> list[StalePending]:
-    stale_finding = Finding.__table__.alias("stale_finding")  # type: ignore[attr-defined]
+def _stale_conditions(period: Period, cutoff: dt.datetime) -> list[Any]:
+    # The (status, created_at) index answers this without scanning settled transfers.
+    return [T.status == _PENDING, T.created_at < cutoff, *in_period(period)]
+
+
+def _stale_pending_count(session: Session, period: Period, cutoff: dt.datetime) -> int:
+    statement = select(func.count()).select_from(Transfer.__table__)  # type: ignore[attr-defined]
+    return as_int(session.execute(statement.where(*_stale_conditions(period, cutoff))).scalar())
+
+
+def _stale_pending(
+    session: Session, period: Period, cutoff: dt.datetime, limit: int | None
+) -> list[StalePending]:
+    # The transfers first, then their open stale_pending findings by id: an outer join let
+    # PostgreSQL's planner, before its statistics knew the tables' size, loop over every
+    # finding for every transfer (minutes at 100,000 of each).
     statement = (
-        select(
-            T.reference,
-            T.provider_reference,
-            T.amount,
-            T.fee,
-            T.created_at,
-            stale_finding.c.id,
-            stale_finding.c.acknowledged_at,
-        )
-        .select_from(
-            Transfer.__table__.outerjoin(  # type: ignore[attr-defined]
-                stale_finding,
-                and_(
-                    stale_finding.c.transfer_id == T.id,
-                    stale_finding.c.kind == FindingKind.STALE_PENDING.value,
-                    stale_finding.c.resolved_at.is_(None),
-                ),
-            )
-        )
-        # The (status, created_at) index answers this without scanning settled transfers.
-        .where(T.status == _PENDING, T.created_at < cutoff, *in_period(period))
+        select(T.id, T.reference, T.provider_reference, T.amount, T.fee, T.created_at)
+        .where(*_stale_conditions(period, cutoff))
         .order_by(T.created_at, T.id)
+        .limit(limit)
     )
+    transfers = session.execute(statement).all()
+    ids = [row.id for row in transfers]
+    flagged = _open_stale_findings(session, ids, every=limit is None) if ids else {}
+    advice = what_to_do(FindingKind.STALE_PENDING)
     return [
         StalePending(
             reference=row.reference,
@@ -232,9 +251,26 @@ def _stale_pending(session: Session, period: Period, cutoff: dt.datetime) -> lis
             amount=row.amount,
             fee=row.fee,
             created_at=row.created_at,
-            finding_id=row.id,
-            acknowledged=row.acknowledged_at is not None,
-            what_to_do=what_to_do(FindingKind.STALE_PENDING),
+            finding_id=flagged[row.id][0] if row.id in flagged else None,
+            acknowledged=row.id in flagged and flagged[row.id][1],
+            what_to_do=advice,
         )
-        for row in session.execute(statement)
+        for row in transfers
     ]
+
+
+def _open_stale_findings(
+    session: Session, transfer_ids: list[int], *, every: bool
+) -> dict[int, tuple[int, bool]]:
+    """transfer id → (its open stale_pending finding's id, acknowledged?) for `transfer_ids`;
+    with `every` (the whole list is wanted) all open stale_pending findings in one query."""
+    statement = select(F.transfer_id, F.id, F.acknowledged_at).where(
+        F.kind == FindingKind.STALE_PENDING.value, F.resolved_at.is_(None)
+    )
+    if not every:
+        statement = statement.where(F.transfer_id.in_(transfer_ids))
+    return {
+        transfer_id: (finding_id, acknowledged_at is not None)
+        for transfer_id, finding_id, acknowledged_at in session.execute(statement)
+        if transfer_id is not None
+    }

@@ -49,7 +49,7 @@ EXPECTED: dict[tuple[str, str], str | tuple[str, Role]] = {
     ("GET", "/api/events"): (API, V),
     ("GET", "/api/events/{id}"): (API, V),
     ("POST", "/api/deliveries/{id}/retry"): (API, A),
-    ("GET", "/api/reports/summary"): (API, F),
+    ("GET", "/api/reports/summary"): (API, V),
     ("GET", "/reports"): (API, V),
     ("POST", "/reports/findings/{id:int}/ack"): (API, F),
     ("GET", "/api/transfers/{reference}/checks"): (API, V),

@@ -8,11 +8,12 @@ from typing import Any
 import httpx
 from sqlalchemy import Engine, select
 
-from ledger.db import read_session
+from ledger.db import read_session, write_session
+from ledger.events.findings import raise_finding
 from ledger.findings import MAX_NOTE_CHARS
-from ledger.models import RelayEvent
+from ledger.models import Collection, RelayEvent
 from ledger.types import FindingKind
-from tests.integration.console.seed import finding, transfer
+from tests.integration.console.seed import T0, finding, transfer
 from tests.integration.receiver.conftest import ADMIN
 
 AUTH = {"authorization": f"Bearer {ADMIN}"}
@@ -152,3 +153,48 @@ def test_queue_filters_are_checked_and_paged(engine: Engine, receiver_url: str) 
     assert bad == [400, 400, 400, 400]
     assert [i["id"] for i in first["items"] + second["items"]] == sorted(ids, reverse=True)
     assert second["next_cursor"] is None
+
+
+def test_a_finding_has_one_shape_in_records_and_the_queue(
+    engine: Engine, receiver_url: str
+) -> None:
+    """A finding on a transfer and one on a collection have the same keys in the transfer
+    record, the collection record and `/api/findings`, and the assignee and note set through
+    the API show in all three."""
+    on_transfer = finding(engine, transfer(engine, "SHAPE-T"), FindingKind.AMOUNT_MISMATCH)
+    registered = _post(
+        receiver_url, "/api/collections/expected", {"reference": "SHAPE-C", "amount": 5000}
+    )
+    assert registered.status_code == 201, registered.text
+    with write_session(engine) as session:
+        row = session.execute(select(Collection).where(Collection.reference == "SHAPE-C"))  # type: ignore[arg-type]
+        opened = raise_finding(
+            session,
+            collection_id=row.scalar_one().id,
+            kind=FindingKind.UNDERPAID,
+            detail="expected 5000 kobo; paid 10 kobo",
+            now=T0,
+        )
+        assert opened is not None
+        on_collection = opened.id
+    for finding_id in (on_transfer, on_collection):
+        assigned = _post(receiver_url, f"/api/findings/{finding_id}/assign", {"assignee": "admin"})
+        noted = _post(receiver_url, f"/api/findings/{finding_id}/notes", {"note": "on it"})
+        assert assigned.status_code == 200 and noted.status_code == 201
+    from_transfer = httpx.get(f"{receiver_url}/api/transfers/SHAPE-T", headers=AUTH).json()
+    from_collection = httpx.get(f"{receiver_url}/api/collections/SHAPE-C", headers=AUTH).json()
+    queue = {item["id"]: item for item in _queue(receiver_url)}
+    shown = [
+        from_transfer["findings"][0],
+        from_collection["findings"][0],
+        queue[on_transfer],
+        queue[on_collection],
+    ]
+    assert len({tuple(sorted(item)) for item in shown}) == 1
+    assert from_transfer["findings"][0] == queue[on_transfer]
+    assert from_collection["findings"][0] == queue[on_collection]
+    for item in shown:
+        assert item["assignee"] == "admin" and item["state"] == "open"
+        assert [(n["author"], n["note"]) for n in item["notes"]] == [("admin", "on it")]
+    assert {"id", "kind", "detail", "opened_at", "resolved_at", "acknowledged_at"} <= set(shown[0])
+    assert from_collection["findings"][0]["subject"] == "collection"

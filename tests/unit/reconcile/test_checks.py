@@ -265,3 +265,18 @@ def test_unknown_to_provider_after_exactly_limit_not_found(count: int, limit: in
     )
     assert verdict.not_found_count == count + 1
     assert (K.UNKNOWN_TO_PROVIDER in verdict.open) == (count + 1 >= limit)
+
+
+def test_a_confirmed_transfer_the_provider_forgot_is_one_finding_then_left_alone() -> None:
+    """Not found past the limit on a transfer the provider confirmed: its outcome stands, one
+    unknown_to_provider saying so, and no further lookup; an unconfirmed one is still asked."""
+    confirmed = view(status=S, confirmed=True, provider_status=S, not_found_count=2)
+    verdict = evaluate(confirmed, NotFound(), POLICY, NOW)
+    earlier = evaluate(replace(confirmed, not_found_count=0), NotFound(), POLICY, NOW)
+    pending = evaluate(view(not_found_count=2), NotFound(), POLICY, NOW)
+    assert verdict.status is S and verdict.confirmed
+    assert set(verdict.open) == {K.UNKNOWN_TO_PROVIDER}
+    assert "confirmed this transfer successful before" in verdict.open[K.UNKNOWN_TO_PROVIDER]
+    assert verdict.next_check_in is None
+    assert earlier.open == {} and earlier.next_check_in is not None
+    assert K.UNKNOWN_TO_PROVIDER in pending.open and pending.next_check_in is not None

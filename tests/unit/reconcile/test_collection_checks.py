@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import replace
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ledger.types import FindingKind, Initiation, TransferStatus
@@ -105,6 +105,11 @@ def test_not_found_three_times_is_unknown_and_garbage_is_unverifiable() -> None:
     assert kinds(other) == {K.UNVERIFIABLE}
 
 
+def _stale_expected(v: CollectionView, status: TransferStatus, now: dt.datetime) -> bool:
+    """stale_pending's condition: pending past expires_at + grace, and not unknown_to_provider."""
+    return status is P and now >= LAST_CHECK and v.not_found_count < POLICY.not_found_limit
+
+
 def _oracle(v: CollectionView, answer: Answer, now: dt.datetime) -> set[FindingKind] | None:
     """The kinds that must be open, stated from the definitions (None: not a Found answer)."""
     if not isinstance(answer, Found):
@@ -113,7 +118,10 @@ def _oracle(v: CollectionView, answer: Answer, now: dt.datetime) -> set[FindingK
         v.reference,
         v.provider_reference,
     ):
-        return {K.UNVERIFIABLE}
+        # An answer about someone else says nothing of this collection: unverifiable, and the
+        # ledger's own status decides stale_pending, as for any unusable answer.
+        stale = {K.STALE_PENDING} if _stale_expected(v, v.status, now) else set()
+        return {K.UNVERIFIABLE} | stale
     expected: set[FindingKind] = set()
     money = answer.amount
     if answer.status is S:
@@ -155,6 +163,23 @@ _answers = (
 )
 
 
+@example(
+    # Found on a fresh clone: an answer about another merchant reference on a pending
+    # collection past its grace is unverifiable, and the collection is also stale_pending.
+    answer=Found("COL_X", "OTHER", AMOUNT, QUOTE, S, None, completed_at=None),
+    now=LAST_CHECK,
+    not_found=0,
+    confirmed_status=None,
+    final_check_done=False,
+)
+@example(
+    # The same answer after the not-found limit: unknown_to_provider stands instead of stale.
+    answer=Found("COL_X", "OTHER", AMOUNT, QUOTE, P, None, completed_at=None),
+    now=LAST_CHECK,
+    not_found=3,
+    confirmed_status=None,
+    final_check_done=False,
+)
 @given(
     answer=_answers,
     now=_times,
@@ -185,7 +210,7 @@ def test_findings_open_exactly_when_their_condition_holds(
     assert not opened & verdict.resolved
     if expected is not None:
         assert opened == expected
-        if expected != {K.UNVERIFIABLE}:
+        if K.UNVERIFIABLE not in expected:
             assert verdict.resolved == COLLECTION_KINDS - expected
     elif isinstance(answer, NotFound):
         unknown = not_found + 1 >= POLICY.not_found_limit

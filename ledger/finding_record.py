@@ -1,0 +1,79 @@
+"""A finding as every surface shows it: the transfer and collection records, the findings queue
+(`/api/findings`, the console). One function, so the keys cannot drift apart between them.
+
+The keys the relay's `finding.*` events carry (PRODUCT.md: Relay) come from the same function
+as those events (`ledger.events.payloads.finding_fields`); the record adds the operator's view:
+`state`, `assignee`, `ack_note`, the subject's `provider_reference` and `amount`, and `notes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlmodel import Session, col
+
+from ledger.events.payloads import finding_fields, iso
+from ledger.events.types import Subject
+from ledger.findings import finding_state
+from ledger.models import Collection, Finding, FindingNote, Transfer
+
+
+def note_dict(note: FindingNote) -> dict[str, Any]:
+    """A note as the API shows it."""
+    return {"author": note.author, "at": iso(note.created_at), "note": note.body}
+
+
+def notes_of(session: Session, finding_ids: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
+    """The notes of each finding, oldest first (one query for all of them)."""
+    notes: dict[int, list[dict[str, Any]]] = {fid: [] for fid in finding_ids}
+    if finding_ids:
+        statement = (
+            select(FindingNote)
+            .where(col(FindingNote.finding_id).in_(list(finding_ids)))
+            .order_by(col(FindingNote.finding_id), col(FindingNote.id))
+        )
+        for note in session.execute(statement).scalars():
+            notes[note.finding_id].append(note_dict(note))
+    return notes
+
+
+def finding_record(
+    finding: Finding, owner: Transfer | Collection, notes: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A finding with its state, assignee, notes and the transfer or collection it is about
+    (amounts in kobo): the one shape of a finding in every answer."""
+    assert finding.id is not None
+    subject = Subject.TRANSFER if finding.collection_id is None else Subject.COLLECTION
+    shared = finding_fields(
+        id=finding.id,
+        kind=finding.kind,
+        subject=subject,
+        reference=owner.reference,
+        detail=finding.detail,
+        opened_at=finding.opened_at,
+        resolved_at=finding.resolved_at,
+        acknowledged_at=finding.acknowledged_at,
+    )
+    return {
+        **shared,
+        "state": finding_state(finding).value,
+        "assignee": finding.assignee,
+        "ack_note": finding.ack_note,
+        "provider_reference": owner.provider_reference,
+        "amount": owner.amount,
+        "notes": notes,
+    }
+
+
+def findings_of(session: Session, owner: Transfer | Collection) -> list[dict[str, Any]]:
+    """Every finding of one transfer or collection, oldest first, as `finding_record` shows it."""
+    column = Finding.collection_id if isinstance(owner, Collection) else Finding.transfer_id
+    findings = list(
+        session.execute(select(Finding).where(col(column) == owner.id).order_by(col(Finding.id)))
+        .scalars()
+        .all()
+    )
+    notes = notes_of(session, [int(f.id) for f in findings if f.id is not None])
+    return [finding_record(f, owner, notes[int(f.id or 0)]) for f in findings]
