@@ -22,9 +22,10 @@ DEFAULT_WALLET = "provider-wallet"
 
 def find_account(session: Session, name: str) -> StatementAccount | None:
     """The statement account called `name`, if there is one."""
-    return session.exec(
-        select(StatementAccount).where(col(StatementAccount.name) == name)  # type: ignore[call-overload]
+    found: StatementAccount | None = session.execute(
+        select(StatementAccount).where(col(StatementAccount.name) == name)
     ).scalar_one_or_none()
+    return found
 
 
 @dataclass(frozen=True)

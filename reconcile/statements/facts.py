@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from sqlalchemy import ColumnElement, Row, or_, select, text
+from sqlalchemy import ColumnElement, or_, select, text
 from sqlmodel import Session, col
 
 from ledger.models import Collection, StatementAccount, StatementLine, Transfer
@@ -33,7 +33,7 @@ from statements.lines import Direction
 # suggestion needs exactly one candidate): the amount-and-date query stops there.
 MAX_AMOUNT_CANDIDATES = 5_000
 
-TRANSFER_COLUMNS = (
+TRANSFER_COLUMNS: tuple[Any, ...] = (
     Transfer.id,
     Transfer.reference,
     Transfer.provider_reference,
@@ -46,7 +46,7 @@ TRANSFER_COLUMNS = (
     Transfer.initiation,
     Transfer.created_at,
 )
-COLLECTION_COLUMNS = (
+COLLECTION_COLUMNS: tuple[Any, ...] = (
     Collection.id,
     Collection.reference,
     Collection.provider_reference,
@@ -59,7 +59,7 @@ COLLECTION_COLUMNS = (
     Collection.confirmed_at,
     Collection.created_at,
 )
-LINE_COLUMNS = (
+LINE_COLUMNS: tuple[Any, ...] = (
     StatementLine.id,
     StatementLine.account_id,
     StatementLine.date,
@@ -84,7 +84,7 @@ def _status(value: str | None) -> SubjectStatus:
         return SubjectStatus.PENDING
 
 
-def transfer_subject(row: Row[Any]) -> Subject:
+def transfer_subject(row: Sequence[Any]) -> Subject:
     """A transfer row (TRANSFER_COLUMNS) as the matcher's subject. The fee is the one
     charged: the provider's, else the webhook's, else the quote; a payout the provider
     refused moved nothing, so it is a failed transfer without a fee."""
@@ -104,7 +104,7 @@ def transfer_subject(row: Row[Any]) -> Subject:
     )
 
 
-def collection_subject(row: Row[Any]) -> Subject:
+def collection_subject(row: Sequence[Any]) -> Subject:
     """A collection row (COLLECTION_COLUMNS) as the matcher's subject, dated the day it was
     paid (else confirmed, else created)."""
     (_, reference, provider_reference, amount, amount_paid, fee, provider_fee, status, paid_at,
@@ -256,9 +256,8 @@ class Accounts:
 
 def load_accounts(session: Session) -> Accounts:
     """The statement accounts (a handful of rows)."""
-    rows = session.execute(
-        select(StatementAccount.id, StatementAccount.name, StatementAccount.kind)
-    )  # type: ignore[call-overload]
+    columns: tuple[Any, ...] = (StatementAccount.id, StatementAccount.name, StatementAccount.kind)
+    rows = session.execute(select(*columns))
     kinds: dict[int, AccountKind] = {}
     names: dict[int, str] = {}
     for row_id, name, kind in rows:
@@ -299,15 +298,15 @@ def line_fact(row: Sequence[Any], accounts: Accounts, subjects: Subjects) -> Lin
     )
 
 
-def line_rows(session: Session, *where: ColumnElement[bool] | Any) -> list[Row[Any]]:
+def line_rows(session: Session, *where: ColumnElement[bool] | Any) -> list[tuple[Any, ...]]:
     """Stored lines (LINE_COLUMNS) meeting every condition of `where`."""
-    return list(session.execute(select(*LINE_COLUMNS).where(*where)))  # type: ignore[call-overload]
+    return [tuple(row) for row in session.execute(select(*LINE_COLUMNS).where(*where))]
 
 
-def subject_line_rows(session: Session, subjects: Subjects) -> list[Row[Any]]:
+def subject_line_rows(session: Session, subjects: Subjects) -> list[tuple[Any, ...]]:
     """The lines matched or suggested to any of `subjects` (their transfer and collection
     indexes)."""
-    rows: list[Row[Any]] = []
+    rows: list[tuple[Any, ...]] = []
     for kind, column in (
         (SubjectKind.TRANSFER, "statement_line.transfer_id"),
         (SubjectKind.COLLECTION, "statement_line.collection_id"),
@@ -319,7 +318,7 @@ def subject_line_rows(session: Session, subjects: Subjects) -> list[Row[Any]]:
 
 def open_line_rows(
     session: Session, amounts: Iterable[int], since: dt.date, until: dt.date
-) -> list[Row[Any]]:
+) -> list[tuple[Any, ...]]:
     """Unmatched and suggested lines of any account with one of `amounts` dated in
     [since, until] (the amount-and-date index): the other side of a funding or settlement
     pair, and the lines competing for the same candidate. Lines unmatched by hand are left

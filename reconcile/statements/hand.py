@@ -57,7 +57,7 @@ def _subject(session: Session, kind: SubjectKind, reference: str) -> Subjects:
         else (Collection, COLLECTION_COLUMNS, collection_subject)
     )
     row = session.execute(
-        select(*columns).where(  # type: ignore[call-overload]
+        select(*columns).where(
             or_(col(model.reference) == reference, col(model.provider_reference) == reference)
         )
     ).first()

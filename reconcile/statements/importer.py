@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import Any, BinaryIO, cast
 
 from sqlalchemy import select, update
 from sqlmodel import Session, col
@@ -30,7 +30,7 @@ from ledger.statement_lines import find_account
 from ledger.types import storable_text
 from reconcile.statements.errors import AccountError, InvalidStatementError
 from reconcile.statements.facts import in_json, load_accounts
-from reconcile.statements.matcher import consider, mark_reversals, match_columns
+from reconcile.statements.matcher import Considered, consider, mark_reversals, match_columns
 from statements.balances import BalanceBreak, balance_breaks
 from statements.errors import StatementTooLargeError
 from statements.facts import AccountKind, LineState
@@ -99,6 +99,8 @@ class ImportSummary:
     account: str = ""
     format: str = ""
     import_id: int | None = None
+    first_date: dt.date | None = None  # the statement's first and last days
+    last_date: dt.date | None = None
 
     def to_json(self) -> dict[str, Any]:
         """`statement import --json` (and the API's 201 body)."""
@@ -123,12 +125,17 @@ class ImportSummary:
 class _HashingReader:
     """A binary file read through, its SHA-256 taken on the way."""
 
-    def __init__(self, raw: IO[bytes]) -> None:
+    def __init__(self, raw: BinaryIO) -> None:
         self.raw = raw
         self.sha256 = hashlib.sha256()
 
     def read(self, size: int = -1) -> bytes:
         data = self.raw.read(size)
+        self.sha256.update(data)
+        return data
+
+    def readline(self, size: int = -1) -> bytes:
+        data = self.raw.readline(size)
         self.sha256.update(data)
         return data
 
@@ -183,11 +190,12 @@ def import_statement(
         raise StatementTooLargeError(size, options.max_bytes)
     mapping = load_mapping(options.mapping) if options.mapping else None
     with path.open("rb") as raw:
-        reader = _HashingReader(raw)
+        reader = _HashingReader(cast(BinaryIO, raw))
         parsed = parse_statement(
-            cast(IO[bytes], reader), format=options.format, mapping=mapping, filename=path.name
+            cast(BinaryIO, reader), format=options.format, mapping=mapping, filename=path.name
         )
         account = account_for(session, options.account, options.kind)
+        assert account.id is not None  # flushed
         row = StatementImport(
             account_id=account.id,
             file_name=storable_text(path.name),
@@ -202,7 +210,8 @@ def import_statement(
         session.flush()
         run = _Run(session, account, row, options, now)
         run.summary.format = str(parsed.format)
-        breaks = list(balance_breaks(run.lines(parsed.lines), _LiveBalances(parsed.stated)))
+        live = cast(StatedBalances, _LiveBalances(parsed.stated))
+        breaks = list(balance_breaks(run.lines(parsed.lines), live))
         run.flush()
         row.sha256 = reader.sha256.hexdigest()
     summary = run.summary
@@ -305,7 +314,7 @@ class _Run:
         for (line, identity), line_id in zip(fresh, ids, strict=True):
             decision = decisions[line_id]
             values = match_columns(decision, considered.subjects, now=self.now)
-            self.summary.states[values["state"]] += 1
+            self.summary.states[str(values["state"])] += 1
             rows.append(self._row(line, identity, line_id, values))
         self.bulk.send(self.bulk.insert("statement_line", self.columns, rows))
         self._store_context(considered)
@@ -316,8 +325,10 @@ class _Run:
             low, high = min(low, self.new_dates[0]), max(high, self.new_dates[1])
         self.new_dates = (low, high)
 
-    def _store_context(self, considered: Any) -> None:
-        mine = lambda line_id: any(lo <= line_id <= hi for lo, hi in self.id_ranges)  # noqa: E731
+    def _store_context(self, considered: Considered) -> None:
+        def mine(line_id: int) -> bool:
+            return any(low <= line_id <= high for low, high in self.id_ranges)
+
         before = {line.id: line.state for line in considered.context}
         for decision in considered.stored.values():
             if not decision.changed:
@@ -328,7 +339,7 @@ class _Run:
             )
             if mine(decision.line):
                 self.summary.states[str(before[decision.line])] -= 1
-                self.summary.states[values["state"]] += 1
+                self.summary.states[str(values["state"])] += 1
         reversals = considered.matching.reversals
         mark_reversals(self.session, (r.line for r in reversals))
         self.summary.reversals += [
@@ -386,7 +397,7 @@ class _Run:
             values["other_line_id"],
             values["role"],
             values["matched_by"],
-            self.bulk.time(values["matched_at"]),  # type: ignore[arg-type]
+            self.bulk.time(values["matched_at"]),
             False,
             0,
         ]
@@ -414,6 +425,7 @@ class _Run:
         row.unmatched = summary.states[LineState.UNMATCHED]
         if first is not None and last is not None:
             row.first_date, row.last_date = first.date, last.date
+            summary.first_date, summary.last_date = first.date, last.date
             opening = stated.opening
             if opening is None and first.balance is not None:
                 opening = first.balance - first.signed_amount
@@ -434,7 +446,7 @@ class _Run:
             return []
         low, high = self.new_dates
         locks = self.session.execute(
-            select(PeriodLock).where(  # type: ignore[call-overload]
+            select(PeriodLock).where(
                 col(PeriodLock.account_id) == self.account.id,
                 col(PeriodLock.since) <= high,
                 col(PeriodLock.until) >= low,

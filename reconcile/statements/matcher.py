@@ -175,7 +175,7 @@ def reconsider_open(
         .order_by(col(StatementLine.id).desc())
         .limit(limit)
     )
-    found = list(session.execute(statement))
+    found = [tuple(row) for row in session.execute(statement)]
     if not found:
         return None
     subjects = subjects_by_ids(

@@ -73,7 +73,7 @@ def render_text(result: TieOut, out: TextIO) -> None:
         f"Tie-out of {result.account} from {result.since.isoformat()} "
         f"to {result.until.isoformat()}\n\n"
     )
-    data = result.to_json()
+    data: dict[str, Any] = result.to_json()
     for label, key in FIGURES:
         out.write(f"  {label:<20}{naira(data[key]):>24}\n")
     matched, suggested = data["matched"], data["suggested"]
@@ -87,7 +87,7 @@ def render_text(result: TieOut, out: TextIO) -> None:
 def render_csv(result: TieOut, out: TextIO) -> None:
     """Every list of the tie-out, one CSV row per item, after the figures (amounts in kobo)."""
     writer = csv.writer(out)
-    data = result.to_json()
+    data: dict[str, Any] = result.to_json()
     writer.writerow(["list", "key", "value"])
     for _, key in FIGURES:
         writer.writerow(["figures", key, data[key]])
@@ -145,7 +145,7 @@ def render_html(result: TieOut) -> str:
 def write_xlsx(result: TieOut, path: Path) -> None:
     """A workbook: a Summary sheet with the figures and the explaining items, and a sheet per
     list (money as naira numbers, text cells typed as text)."""
-    data = result.to_json()
+    data: dict[str, Any] = result.to_json()
     workbook = Workbook(write_only=True)
     summary = workbook.create_sheet("Summary")
     summary.append([_bold(summary, f"Tie-out of {result.account}")])
