@@ -122,33 +122,6 @@ class ImportSummary:
         }
 
 
-class _HashingReader:
-    """A binary file read through, its SHA-256 taken on the way."""
-
-    def __init__(self, raw: BinaryIO) -> None:
-        self.raw = raw
-        self.sha256 = hashlib.sha256()
-
-    def read(self, size: int = -1) -> bytes:
-        data = self.raw.read(size)
-        self.sha256.update(data)
-        return data
-
-    def readline(self, size: int = -1) -> bytes:
-        data = self.raw.readline(size)
-        self.sha256.update(data)
-        return data
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        self.raw.close()
-
-
 class _LiveBalances:
     """The balances a format states, read when the balance check asks (the closing one is
     known only once the file is read)."""
@@ -189,10 +162,10 @@ def import_statement(
     if size > options.max_bytes:
         raise StatementTooLargeError(size, options.max_bytes)
     mapping = load_mapping(options.mapping) if options.mapping else None
+    sha256 = _sha256(path)
     with path.open("rb") as raw:
-        reader = _HashingReader(cast(BinaryIO, raw))
         parsed = parse_statement(
-            cast(BinaryIO, reader), format=options.format, mapping=mapping, filename=path.name
+            cast(BinaryIO, raw), format=options.format, mapping=mapping, filename=path.name
         )
         account = account_for(session, options.account, options.kind)
         assert account.id is not None  # flushed
@@ -201,7 +174,7 @@ def import_statement(
             file_name=storable_text(path.name),
             format=str(parsed.format),
             mapping=None if mapping is None else mapping.name,
-            sha256="",
+            sha256=sha256,
             size=size,
             imported_by=options.actor,
             imported_at=now,
@@ -213,7 +186,6 @@ def import_statement(
         live = cast(StatedBalances, _LiveBalances(parsed.stated))
         breaks = list(balance_breaks(run.lines(parsed.lines), live))
         run.flush()
-        row.sha256 = reader.sha256.hexdigest()
     summary = run.summary
     if summary.invalid_total and not options.skip_invalid:
         raise InvalidStatementError(summary.invalid, summary.invalid_total)
@@ -221,6 +193,15 @@ def import_statement(
     summary.balance_breaks = [_break_json(b) for b in breaks]
     run.finish(stated)
     return summary
+
+
+def _sha256(path: Path) -> str:
+    # Read apart from the parse: XLSX is a zip, which the parser reads by seeking.
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while chunk := file.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _break_json(gap: BalanceBreak) -> dict[str, Any]:
