@@ -240,6 +240,7 @@ class _Run:
         self.ascending: bool | None = None
         self.id_ranges: list[tuple[int, int]] = []
         self.new_dates: tuple[dt.date, dt.date] | None = None
+        self.matched_at = self.bulk.time(now)  # every line the import matches, as stored
 
     def lines(self, items: Iterator[ParsedLine | InvalidLine]) -> Iterator[ParsedLine]:
         """The valid lines of the file, each stored (in batches) as it passes on to the

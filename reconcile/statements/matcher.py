@@ -26,8 +26,8 @@ from reconcile.statements.facts import (
 )
 from statements.facts import AccountKind, LineMatch, LineState, SubjectKind
 from statements.facts import StatementLine as LineFact
-from statements.matching import Decision, Matching, ReferenceIndex, match_lines
-from statements.tokens import reference_tokens
+from statements.matching import Decision, Matching, match_lines
+from statements.tokens import reference_key, reference_tokens
 
 # Who the matcher is in `matched_by` (an operator's name never has this form).
 MATCHER = "payrecon"
@@ -57,17 +57,23 @@ def consider(
     """Decide `lines` (new ones, not stored yet, unless `stored`) with the subjects they name,
     the candidates of their amounts within `window`, and the stored lines that compete for
     the same subjects or pair with them (`known`: subjects already loaded)."""
-    keys: set[str] = set()
-    for line in lines:
-        if line.account_kind is AccountKind.WALLET:
-            keys |= reference_tokens(line.reference, line.narration)
-    subjects = subjects_by_keys(session, keys)
+    tokens = {
+        line.id: reference_tokens(line.reference, line.narration)
+        for line in lines
+        if line.account_kind is AccountKind.WALLET
+    }
+    subjects = subjects_by_keys(session, set().union(*tokens.values()))
     if known is not None:
         subjects.merge(known)
-    index = ReferenceIndex(subjects.facts.values())
-    unnamed = [
-        line for line in lines if line.account_kind is AccountKind.BANK or not index.named_by(line)
-    ]
+    # A line names a subject when one of its tokens is a loaded subject's key (the matcher
+    # decides which, `statements.matching.ReferenceIndex`).
+    found = {
+        reference_key(reference)
+        for subject in subjects.facts.values()
+        for reference in (subject.reference, subject.provider_reference)
+        if reference
+    }
+    unnamed = [line for line in lines if not tokens.get(line.id, set()) & found]
     context_rows = []
     if unnamed:
         since = min(line.date for line in unnamed) - window
