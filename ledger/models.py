@@ -28,6 +28,13 @@ def _kobo(*, nullable: bool = True) -> int | None:
     return Field(default=None, sa_column=Column(BigInteger, nullable=nullable))  # type: ignore[no-any-return]
 
 
+def _upper_key(column: str) -> str | None:
+    # `statements.tokens.reference_key` upper-cases; the database computes and indexes the
+    # same form of a reference, so a line's tokens are looked up through an index.
+    computed = Computed(f"upper({column})", persisted=True)
+    return Field(default=None, sa_column=Column(String(100), computed, index=True))  # type: ignore[no-any-return]
+
+
 class Transfer(SQLModel, table=True):
     """One payout of the merchant, keyed by the merchant's reference."""
 
@@ -43,18 +50,9 @@ class Transfer(SQLModel, table=True):
     provider_reference: str | None = Field(
         default=None, sa_column=Column(String(100), nullable=True, unique=True)
     )
-    # The references as the statement matcher looks them up (`statements.tokens.reference_key`
-    # upper-cases), computed by the database and indexed (migration 0007).
-    reference_key: str | None = Field(
-        default=None,
-        sa_column=Column(String(100), Computed("upper(reference)", persisted=True), index=True),
-    )
-    provider_reference_key: str | None = Field(
-        default=None,
-        sa_column=Column(
-            String(100), Computed("upper(provider_reference)", persisted=True), index=True
-        ),
-    )
+    # The references as the statement matcher looks them up (migration 0007).
+    reference_key: str | None = _upper_key("reference")
+    provider_reference_key: str | None = _upper_key("provider_reference")
     origin: str = Field(sa_column=Column(String(16), nullable=False))
     status: str = Field(
         default=TransferStatus.PENDING.value, sa_column=Column(String(16), nullable=False)
@@ -110,18 +108,9 @@ class Collection(SQLModel, table=True):
     provider_reference: str | None = Field(
         default=None, sa_column=Column(String(100), nullable=True, unique=True)
     )
-    # The references as the statement matcher looks them up (`statements.tokens.reference_key`
-    # upper-cases), computed by the database and indexed (migration 0007).
-    reference_key: str | None = Field(
-        default=None,
-        sa_column=Column(String(100), Computed("upper(reference)", persisted=True), index=True),
-    )
-    provider_reference_key: str | None = Field(
-        default=None,
-        sa_column=Column(
-            String(100), Computed("upper(provider_reference)", persisted=True), index=True
-        ),
-    )
+    # The references as the statement matcher looks them up (migration 0007).
+    reference_key: str | None = _upper_key("reference")
+    provider_reference_key: str | None = _upper_key("provider_reference")
     origin: str = Field(sa_column=Column(String(16), nullable=False))
     status: str = Field(
         default=TransferStatus.PENDING.value, sa_column=Column(String(16), nullable=False)
