@@ -1,7 +1,7 @@
 """`statement import` and the period tie-out at scale, on SQLite and PostgreSQL.
 
-Run: .venv/bin/python bench/bench_statements.py [--transfers 1000000] [--backend sqlite|postgresql|both]
-     [--results FILE]
+Run: .venv/bin/python bench/bench_statements.py [--transfers 1000000]
+     [--backend sqlite|postgresql|both] [--results FILE]
 
 A ledger of `--transfers` settled payouts over November 2026 (built in the database: a
 recursive CTE on SQLite, generate_series on PostgreSQL) and the wallet statement of that month
@@ -61,7 +61,7 @@ SELECT 'bench-t-' || i, 'TRF_' || lpad(i::text, 12, '0'), 'initiated', 'successf
     10000 + (i * 7919) % 5000000, 1075, 10000 + (i * 7919) % 5000000, 1075, 'successful',
     0, 0, 0, c, c
 FROM (SELECT i, timestamptz '2026-11-01 00:00:00+00' + ((i - 1) * :step) * interval '1 second'
-      AS c FROM generate_series(1, :rows) AS i) AS s
+      AS c FROM generate_series(1::bigint, :rows) AS i) AS s
 """
 
 
@@ -94,17 +94,21 @@ def write_statement(path: Path, rows: int) -> int:
     balance = 10**13  # ₦100bn opening: never overdrawn
     with path.open("w", newline="", encoding="utf-8") as file:
         writer = csv.writer(file)
-        writer.writerow(["Date", "Value Date", "Reference", "Narration", "Debit", "Credit", "Balance"])
+        writer.writerow(
+            ["Date", "Value Date", "Reference", "Narration", "Debit", "Credit", "Balance"]
+        )
         for i in range(1, rows + 1):
-            day = (dt.datetime(2026, 11, 1) + dt.timedelta(seconds=(i - 1) * step)).date().isoformat()
+            day = (
+                (dt.datetime(2026, 11, 1) + dt.timedelta(seconds=(i - 1) * step)).date().isoformat()
+            )
             amount = 10000 + (i * 7919) % 5000000
             reference = f"TRF_{i:012d}"
             balance -= amount
-            writer.writerow([day, day, reference, f"Transfer to 0440000017 Access Bank / bench-t-{i}",
-                             _naira(amount), "", _naira(balance)])  # fmt: skip
+            narration = f"Transfer to 0440000017 Access Bank / bench-t-{i}"
+            writer.writerow([day, day, reference, narration, _naira(amount), "", _naira(balance)])
             balance -= FEE
-            writer.writerow([day, day, reference, f"Fee: {reference}", _naira(FEE), "",
-                             _naira(balance)])  # fmt: skip
+            fee_row = [day, day, reference, f"Fee: {reference}", _naira(FEE), "", _naira(balance)]
+            writer.writerow(fee_row)
     return rows * 2
 
 
@@ -229,7 +233,11 @@ def run(backend: str, rows: int, folder: Path) -> str:
     imported = _child(_CHILD_IMPORT, url, path)
     tie_seconds, tied, residual = tie_out_seconds(url)
     ours, base = lines / imported["seconds"], lines / baseline["seconds"]
-    print(f"{backend}: ledger built in {built:.1f} s; {imported}; baseline {baseline}")
+    print(
+        f"{backend}: ledger built in {built:.1f} s; {imported}; baseline {baseline};"
+        f" tie-out {tie_seconds:.1f} s",
+        flush=True,
+    )
     return (
         f"| {backend} | {rows:,} | {lines:,} | {ours:,.0f} lines/s ({imported['seconds']:.1f} s)"
         f" | {base:,.0f} lines/s ({baseline['seconds']:.1f} s) | {ours / base:.2f}×"
