@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -175,7 +176,7 @@ print(json.dumps({"seconds": seconds, "rss_mb": rss}))
 """
 
 
-def _child(code: str, url: str, path: Path) -> dict[str, float]:
+def _child(code: str, url: str, path: Path) -> dict[str, Any]:
     root = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": root}
     out = subprocess.run(
@@ -189,22 +190,20 @@ def _child(code: str, url: str, path: Path) -> dict[str, float]:
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def tie_out_seconds(url: str) -> tuple[float, bool, int]:
-    """The month's tie-out: seconds, whether it tied out, and its residual."""
-    from sqlmodel import Session
-
-    from reconcile.statements.period import period_tie_out
-
-    engine = create_db_engine(url)
-    try:
-        started = time.perf_counter()
-        with Session(engine) as session:
-            result = period_tie_out(
-                session, "provider-wallet", START, START + dt.timedelta(days=DAYS - 1)
-            )
-        return time.perf_counter() - started, result.tied_out, result.residual
-    finally:
-        engine.dispose()
+_CHILD_TIE_OUT = """
+import datetime as dt, json, resource, sys, time
+from sqlmodel import Session
+from ledger.db import create_db_engine
+from reconcile.statements.period import period_tie_out
+engine = create_db_engine(sys.argv[1])
+started = time.perf_counter()
+with Session(engine) as session:
+    result = period_tie_out(session, "provider-wallet", dt.date(2026, 11, 1), dt.date(2026, 11, 30))
+seconds = time.perf_counter() - started
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+print(json.dumps({"seconds": seconds, "rss_mb": rss, "tied_out": result.tied_out,
+                  "residual": result.residual}))
+"""
 
 
 def _postgres_url() -> str:
@@ -231,11 +230,14 @@ def run(backend: str, rows: int, folder: Path) -> str:
     lines = rows * 2
     baseline = _child(_CHILD_BASELINE, url, path)
     imported = _child(_CHILD_IMPORT, url, path)
-    tie_seconds, tied, residual = tie_out_seconds(url)
+    # Every measurement in a child of its own: Linux carries a process's peak RSS across
+    # fork and exec, so a child forked by a parent that had grown would report the parent's.
+    tied_out = _child(_CHILD_TIE_OUT, url, path)
+    tie_seconds, tied, residual = tied_out["seconds"], tied_out["tied_out"], tied_out["residual"]
     ours, base = lines / imported["seconds"], lines / baseline["seconds"]
     print(
         f"{backend}: ledger built in {built:.1f} s; {imported}; baseline {baseline};"
-        f" tie-out {tie_seconds:.1f} s",
+        f" tie-out {tied_out}",
         flush=True,
     )
     return (
