@@ -164,7 +164,7 @@ def test_a_locked_period_records_an_import_that_touches_it(
     assert json.loads(lock.snapshot) == json.loads(locked.stdout)
     later = write_csv(
         tmp_path / "b.csv",
-        rows[:3] + ['2026-11-02,2026-11-02,X-1,late line,1.00,,"1,487,488.25"'] + rows[3:4],
+        [*rows[:3], '2026-11-02,2026-11-02,X-1,late line,1.00,,"1,487,488.25"', *rows[3:4]],
     )
     summary = _import(database_url, later)
     assert summary["new"] == 2
