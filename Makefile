@@ -64,6 +64,7 @@ bench: $(DEV_STAMP) system-deps
 	$(BIN)/python bench/bench_reports.py --results bench/results/reports-latest.md
 	$(BIN)/python bench/bench_startup.py --results bench/results/startup.md
 	$(BIN)/python bench/bench_relay.py
+	$(BIN)/python bench/bench_statements.py --results bench/results/statements-latest.md
 	$(BIN)/python bench/bench_collections.py --results bench/results/collections.md
 	$(BIN)/python bench/bench_console.py --results bench/results/console-latest.md
 
