@@ -51,3 +51,33 @@ def release_lease(session: Session, name: str, *, owner: str) -> None:
     lease = session.get(Lease, name)
     if lease is not None and lease.owner == owner:
         session.delete(lease)
+
+
+# Not a lease: the row of this name records when the last reconcile pass ended (its
+# `expires_at`) and who ran it, so every process's /metrics can show it (docs/operations.md,
+# "Monitoring"). Kept in the lease table, whose rows are named facts of the runners, rather
+# than in a table of its own.
+LAST_PASS = "reconcile-last-pass"
+
+
+def record_last_pass(session: Session, *, owner: str, now: dt.datetime) -> None:
+    """Note that `owner` finished a reconcile pass at `now` (a later time never goes back)."""
+    insert_ignore(
+        session,
+        Lease.__table__,  # type: ignore[attr-defined]
+        {"name": LAST_PASS, "owner": owner, "expires_at": now},
+        ["name"],
+    )
+    row = session.execute(
+        select(Lease).where(col(Lease.name) == LAST_PASS).with_for_update()
+    ).scalar_one()
+    if row.expires_at < now:
+        row.owner = owner
+        row.expires_at = now
+
+
+def last_pass_at(session: Session) -> dt.datetime | None:
+    """When the last reconcile pass ended, None before the first."""
+    return session.execute(
+        select(col(Lease.expires_at)).where(col(Lease.name) == LAST_PASS)
+    ).scalar_one_or_none()

@@ -136,6 +136,10 @@ class Settings(BaseSettings):
     relay_allow_networks: Annotated[tuple[Network, ...], NoDecode] = ()
     # Days provider checks of settled transfers are kept (`payrecon checks prune`).
     checks_keep_days: int = Field(default=400, ge=1, le=100_000)
+    # `reconcile run` / `relay run` serve /metrics here (PRODUCT.md: Observability); unset,
+    # they serve none unless --metrics-port says so.
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    metrics_host: str = "127.0.0.1"
 
     @field_validator(*_SECRET_FIELDS, mode="before")
     @classmethod

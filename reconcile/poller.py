@@ -52,6 +52,7 @@ from reconcile.lookup import (
 )
 from reconcile.pass_summary import PassSummary
 from reconcile.ratelimit import TokenBucket
+from telemetry.tracing import traced
 
 __all__ = ["PassSummary", "run_pass"]
 
@@ -255,6 +256,7 @@ class _Book:
     apply: Callable[..., None]  # (engine, results, *, owner, now, summary)
 
 
+@traced("reconcile.pass")
 async def run_pass(
     engine: Engine,
     client: TransactionLookup,

@@ -1,0 +1,49 @@
+"""One SERVER span per HTTP request, as a bare ASGI wrapper (used only while tracing is on).
+
+The receiver's webhook is a raw-ASGI fast path (receiver/fastpath.py); the Starlette
+instrumentation would add middleware frames to every delivery even with tracing off, so the
+composition root wraps the app in this class only when tracing is on. The span continues the
+caller's trace when the request carries a W3C `traceparent`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from telemetry import tracing
+
+
+class TracedRequests:
+    """ASGI middleware: each HTTP request runs inside a span named after its method and path."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    def __getattr__(self, name: str) -> Any:
+        # The wrapped app's attributes (Starlette's `state`, `routes`…) stay reachable.
+        return getattr(self.app, name)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not tracing.enabled():
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        path = scope["path"]
+        # Paths holding a token or an id are named by their route, not by the value.
+        route = "/webhook" if path.startswith("/webhook") else path
+        attributes = {"http.request.method": scope["method"], "url.path": route}
+        with tracing.span(
+            f"{scope['method']} {route}",
+            attributes,
+            kind="SERVER",
+            context=tracing.extract(headers),
+        ) as current:
+
+            async def traced_send(message: Message) -> None:
+                if message["type"] == "http.response.start":
+                    current.set_attribute("http.response.status_code", message["status"])
+                await send(message)
+
+            await self.app(scope, receive, traced_send)
