@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
+from ledger.types import FindingKind
 from reconcile.pass_summary import PassSummary
 
 
@@ -34,8 +35,9 @@ class ReconcilerMetrics:
 
 
 def create_reconciler_metrics(registry: CollectorRegistry) -> ReconcilerMetrics:
-    """The reconciler's instruments, on `registry`."""
-    return ReconcilerMetrics(
+    """The reconciler's instruments, on `registry`; every label a pass can use shows from the
+    start at 0, so a rate over it is defined before the first finding."""
+    metrics = ReconcilerMetrics(
         passes=Counter(
             "payrecon_reconcile_passes",
             "Reconcile passes run by this process, by outcome (completed, or what stopped it).",
@@ -61,3 +63,8 @@ def create_reconciler_metrics(registry: CollectorRegistry) -> ReconcilerMetrics:
             registry=registry,
         ),
     )
+    for kind in FindingKind:
+        metrics.findings_raised.labels(kind=kind.value)
+    for subject in ("transfer", "collection"):
+        metrics.checked.labels(subject=subject)
+    return metrics
