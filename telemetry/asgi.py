@@ -26,6 +26,9 @@ class TracedRequests:
         return getattr(self.app, name)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, receive, _flushing(send))
+            return
         if scope["type"] != "http" or not tracing.enabled():
             await self.app(scope, receive, send)
             return
@@ -47,3 +50,16 @@ class TracedRequests:
                 await send(message)
 
             await self.app(scope, receive, traced_send)
+
+
+def _flushing(send: Send) -> Send:
+    """`send` for the lifespan: the buffered spans are exported before the app reports its
+    shutdown complete. uvicorn ends the process by re-raising SIGTERM once it has served, so
+    code after the server's return never runs."""
+
+    async def flushing_send(message: Message) -> None:
+        if message["type"] == "lifespan.shutdown.complete":
+            tracing.shutdown_tracing()
+        await send(message)
+
+    return flushing_send

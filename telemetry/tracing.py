@@ -65,9 +65,12 @@ def configure_tracing(
     if exporter is None:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-        # The exporter reads the endpoint (appending /v1/traces) and OTEL_EXPORTER_OTLP_HEADERS
-        # itself, as every OpenTelemetry SDK does.
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+        # The base endpoint gets the signal's path, as every OpenTelemetry SDK does; the
+        # exporter reads the other standard variables (headers, timeout, a traces endpoint).
+        endpoint = None
+        if not env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+            endpoint = env[ENDPOINT_VARIABLE].rstrip("/") + "/v1/traces"
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
     else:
         provider.add_span_processor(SimpleSpanProcessor(exporter))
     _state.provider = provider

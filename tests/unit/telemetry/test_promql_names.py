@@ -23,7 +23,7 @@ def test_exported_names_include_counter_and_histogram_samples() -> None:
     """A scrape's names are its samples' names."""
     text = (
         "# TYPE payrecon_c counter\npayrecon_c_total 1.0\n"
-        "# TYPE payrecon_h histogram\npayrecon_h_bucket{le=\"+Inf\"} 1.0\n"
+        '# TYPE payrecon_h histogram\npayrecon_h_bucket{le="+Inf"} 1.0\n'
         "payrecon_h_sum 1.0\npayrecon_h_count 1.0\n"
     )
     assert exported_names(text) == {
