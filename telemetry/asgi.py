@@ -32,16 +32,19 @@ class TracedRequests:
         if scope["type"] != "http" or not tracing.enabled():
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        # Only a request that carries a traceparent pays for reading it (the webhook is hot).
+        parent = None
+        for name, value in scope["headers"]:
+            if name == b"traceparent":
+                parent = tracing.extract({"traceparent": value.decode("latin-1")})
+                break
         path = scope["path"]
         # Paths holding a token or an id are named by their route, not by the value.
         route = "/webhook" if path.startswith("/webhook") else path
-        attributes = {"http.request.method": scope["method"], "url.path": route}
+        method = scope["method"]
+        attributes = {"http.request.method": method, "url.path": route}
         with tracing.span(
-            f"{scope['method']} {route}",
-            attributes,
-            kind="SERVER",
-            context=tracing.extract(headers),
+            f"{method} {route}", attributes, kind="SERVER", context=parent
         ) as current:
 
             async def traced_send(message: Message) -> None:

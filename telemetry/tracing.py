@@ -27,10 +27,16 @@ _P = ParamSpec("_P")
 
 
 class _State:
-    """The process's tracer and provider while tracing is on (None off)."""
+    """The process's tracer and provider while tracing is on (None off), and the few
+    OpenTelemetry names the per-request helpers use, looked up once when it is switched on."""
 
     tracer: Any = None
     provider: Any = None
+    kinds: Any = None
+    link: Any = None
+    current_span: Any = None
+    inject: Any = None
+    extract: Any = None
 
 
 _state = _State()
@@ -73,6 +79,11 @@ def configure_tracing(
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
     else:
         provider.add_span_processor(SimpleSpanProcessor(exporter))
+    from opentelemetry import propagate
+    from opentelemetry.trace import Link, SpanKind, get_current_span
+
+    _state.kinds, _state.link, _state.current_span = SpanKind, Link, get_current_span
+    _state.inject, _state.extract = propagate.inject, propagate.extract
     _state.provider = provider
     _state.tracer = provider.get_tracer("payrecon")
     return True
@@ -100,14 +111,12 @@ def span(
     tracer = _state.tracer
     if tracer is None:
         return _NO_SPAN
-    from opentelemetry.trace import SpanKind
-
     return tracer.start_as_current_span(  # type: ignore[no-any-return]
         name,
         context=context,
-        kind=SpanKind[kind],
-        attributes=dict(attributes) if attributes else None,
-        links=list(links),
+        kind=_state.kinds[kind],
+        attributes=attributes,
+        links=links,
     )
 
 
@@ -136,28 +145,22 @@ def link_to_current() -> Any:
     None when tracing is off or no span is current."""
     if _state.tracer is None:
         return None
-    from opentelemetry.trace import Link, get_current_span
-
-    context = get_current_span().get_span_context()
-    return Link(context) if context.is_valid else None
+    context = _state.current_span().get_span_context()
+    return _state.link(context) if context.is_valid else None
 
 
 def inject(headers: MutableMapping[str, str]) -> None:
     """Write the current span's W3C `traceparent` (and `tracestate`) into `headers`."""
     if _state.tracer is None:
         return
-    from opentelemetry.propagate import inject as otel_inject
-
-    otel_inject(headers)
+    _state.inject(headers)
 
 
 def extract(headers: Mapping[str, str]) -> Any:
     """The parent context named by incoming `traceparent` headers (None when tracing is off)."""
     if _state.tracer is None:
         return None
-    from opentelemetry.propagate import extract as otel_extract
-
-    return otel_extract(headers)
+    return _state.extract(headers)
 
 
 @contextlib.contextmanager
