@@ -30,20 +30,27 @@ def hold_lease(
 ) -> dt.datetime:
     """Take or renew lease `name`; its new expiry. LeaseHeldError when someone else holds it."""
     until = now + dt.timedelta(seconds=ttl)
-    insert_ignore(
-        session,
-        Lease.__table__,  # type: ignore[attr-defined]
-        {"name": name, "owner": owner, "expires_at": until},
-        ["name"],
-    )
-    lease = session.execute(
-        select(Lease).where(col(Lease.name) == name).with_for_update()
-    ).scalar_one()
+    lease = _locked_row(session, name, owner=owner, expires_at=until)
     if lease.owner != owner and lease.expires_at > now:
         raise LeaseHeldError(name, lease.owner, lease.expires_at.isoformat())
     lease.owner = owner
     lease.expires_at = until
     return until
+
+
+def _locked_row(session: Session, name: str, *, owner: str, expires_at: dt.datetime) -> Lease:
+    """Row `name` of the lease table, made with these values if it was missing, locked until
+    the transaction ends."""
+    insert_ignore(
+        session,
+        Lease.__table__,  # type: ignore[attr-defined]
+        {"name": name, "owner": owner, "expires_at": expires_at},
+        ["name"],
+    )
+    lease: Lease = session.execute(
+        select(Lease).where(col(Lease.name) == name).with_for_update()
+    ).scalar_one()
+    return lease
 
 
 def release_lease(session: Session, name: str, *, owner: str) -> None:
@@ -62,15 +69,7 @@ LAST_PASS = "reconcile-last-pass"
 
 def record_last_pass(session: Session, *, owner: str, now: dt.datetime) -> None:
     """Note that `owner` finished a reconcile pass at `now` (a later time never goes back)."""
-    insert_ignore(
-        session,
-        Lease.__table__,  # type: ignore[attr-defined]
-        {"name": LAST_PASS, "owner": owner, "expires_at": now},
-        ["name"],
-    )
-    row = session.execute(
-        select(Lease).where(col(Lease.name) == LAST_PASS).with_for_update()
-    ).scalar_one()
+    row = _locked_row(session, LAST_PASS, owner=owner, expires_at=now)
     if row.expires_at < now:
         row.owner = owner
         row.expires_at = now

@@ -37,6 +37,12 @@ def _promtool() -> str:
     return found
 
 
+def _run_promtool(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [_promtool(), *args], cwd=PROMETHEUS, capture_output=True, text=True, timeout=60
+    )
+
+
 def _github_anchor(heading: str) -> str:
     # GitHub's heading anchors: lower case, punctuation dropped, spaces become hyphens.
     text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
@@ -45,26 +51,14 @@ def _github_anchor(heading: str) -> str:
 
 def test_promtool_checks_the_rules() -> None:
     """`promtool check rules` accepts alerts.yml."""
-    result = subprocess.run(
-        [_promtool(), "check", "rules", "alerts.yml"],
-        cwd=PROMETHEUS,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = _run_promtool("check", "rules", "alerts.yml")
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"SUCCESS: {len(_rules())} rules found" in result.stdout
 
 
 def test_promtool_rule_tests_pass() -> None:
     """`promtool test rules` passes every case of alerts_test.yml."""
-    result = subprocess.run(
-        [_promtool(), "test", "rules", "alerts_test.yml"],
-        cwd=PROMETHEUS,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = _run_promtool("test", "rules", "alerts_test.yml")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS" in result.stdout
 
