@@ -141,6 +141,10 @@ class Settings(BaseSettings):
     statement_max_bytes: int = Field(default=200_000_000, ge=1024, le=2**40)
     # Days provider checks of settled transfers are kept (`payrecon checks prune`).
     checks_keep_days: int = Field(default=400, ge=1, le=100_000)
+    # `reconcile run` / `relay run` serve /metrics here (PRODUCT.md: Observability); unset,
+    # they serve none unless --metrics-port says so.
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    metrics_host: str = "127.0.0.1"
 
     @field_validator(*_SECRET_FIELDS, mode="before")
     @classmethod

@@ -53,6 +53,7 @@ from reconcile.lookup import (
 from reconcile.pass_summary import PassSummary
 from reconcile.ratelimit import TokenBucket
 from reconcile.statements.passes import match_statements
+from telemetry.tracing import traced
 
 __all__ = ["PassSummary", "run_pass"]
 
@@ -256,6 +257,7 @@ class _Book:
     apply: Callable[..., None]  # (engine, results, *, owner, now, summary)
 
 
+@traced("reconcile.pass")
 async def run_pass(
     engine: Engine,
     client: TransactionLookup,
