@@ -13,6 +13,8 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 
+from admin.answers import admin_error
+from admin.errors import AdminError
 from admin.routes import admin_routes
 from admin.throttle import LoginThrottle
 from admin.unavailable import INPUT_ERRORS, refused_input
@@ -27,6 +29,7 @@ from receiver.webhook import WebhookEndpoint
 from relay.metrics import register_relay_metrics
 from web.answers import http_error
 from web.body import BodyDeadline
+from web.errors import WebError
 
 
 def _lifespan(
@@ -76,6 +79,9 @@ def create_app(
         middleware=[Middleware(RequestLogMiddleware)],
         exception_handlers={
             HTTPException: http_error,
+            # The operators' routes raise typed errors; one handler answers JSON or a page.
+            AdminError: admin_error,
+            WebError: admin_error,
             # A value the database refuses is bad input (4xx), never a 500 or a false 503.
             **dict.fromkeys(INPUT_ERRORS, refused_input),
         },
