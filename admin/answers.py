@@ -5,10 +5,11 @@ the reports page (`request.state.surface`, set by the route's guard in admin.ide
 
 from __future__ import annotations
 
+import enum
 from urllib.parse import quote
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from admin.errors import (
     AdminError,
@@ -19,10 +20,31 @@ from admin.errors import (
     UnauthenticatedError,
     UnavailableError,
 )
-from admin.identity import CHALLENGE, PAGE_POLICY, Surface, login_redirect
 from web.answers import json_error
 from web.errors import WebError
 from web.templates import error_page
+
+# Pages are self-contained: no script, styles inline, forms only back to us.
+PAGE_POLICY = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+CHALLENGE = {"WWW-Authenticate": 'Bearer, Basic realm="payrecon", charset="UTF-8"'}
+
+
+class Surface(enum.StrEnum):
+    """Which kind of answer a refused or failed request gets (admin.answers)."""
+
+    API = "api"  # JSON errors
+    CONSOLE = "console"  # HTML pages; no identity is a redirect to the sign-in page
+    REPORT = "report"  # HTML pages; no identity is 401 with the challenge (scripts use it too)
+
+
+def login_redirect(request: Request) -> RedirectResponse:
+    """303 to the login page, coming back to this page after."""
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return RedirectResponse(f"/console/login?next={quote(target, safe='')}", status_code=303)
+
 
 # Set by a handler of the reports page's forms: what was refused ("acknowledge this finding"),
 # so the page's title says so and its link leads back to the report.
@@ -113,3 +135,7 @@ async def admin_error(request: Request, exc: Exception) -> Response:
     if surface is Surface.API:
         return json_answer(exc)
     return html_answer(request, exc, surface)
+
+
+# The app's exception handlers of the operators' routes (payrecon.app).
+EXCEPTION_HANDLERS = {AdminError: admin_error, WebError: admin_error}

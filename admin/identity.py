@@ -10,22 +10,22 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
-import enum
 import hashlib
 import hmac
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from urllib.parse import quote
 
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, Response
 from starlette.types import Message
 
 from admin.actions.actor import Actor, Role
 from admin.actions.actor import audit as record_action
+from admin.answers import CHALLENGE, PAGE_POLICY, Surface, admin_error, login_redirect
 from admin.errors import (
+    AdminError,
     CsrfError,
     ForbiddenError,
     LedgerUnavailableError,
@@ -45,7 +45,7 @@ from web.errors import WebError
 from web.forms import FORM, media_type, read_form_fields
 from web.templates import error_page
 
-__all__ = ["Actor", "Operator", "Role"]
+__all__ = ["PAGE_POLICY", "Actor", "Operator", "Role", "Surface", "login_redirect"]
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -55,15 +55,9 @@ CSRF_FIELD = "csrf_token"
 MAX_FORM_BYTES = 64 * 1024
 ADMIN_NAME = "admin"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-# Pages are self-contained: no script, styles inline, forms only back to us.
-PAGE_POLICY = (
-    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-)
 # Who a failed authentication is filed under in the audit log: the token matched no one.
 UNKNOWN_OPERATOR = "unknown"
 _TOO_MANY = "too many failed attempts from this address; try again later"
-CHALLENGE = {"WWW-Authenticate": 'Bearer, Basic realm="payrecon", charset="UTF-8"'}
 
 
 # The operator a request proved is the actor of what it does (admin.actions.actor).
@@ -294,21 +288,18 @@ async def _admit(request: Request, role: Role, *, csrf_always: bool) -> Request:
     return request
 
 
-class Surface(enum.StrEnum):
-    """Which kind of answer a refused or failed request gets (admin.answers)."""
-
-    API = "api"  # JSON errors
-    CONSOLE = "console"  # HTML pages; no identity is a redirect to the sign-in page
-    REPORT = "report"  # HTML pages; no identity is 401 with the challenge (scripts use it too)
-
-
 def _guard(role: Role, surface: Callable[[Request], Surface]) -> Callable[[Handler], Handler]:
     def wrap(handler: Handler) -> Handler:
         async def guarded(request: Request) -> Response:
             chosen = surface(request)
             request.state.surface = chosen
-            admitted = await _admit(request, role, csrf_always=chosen is Surface.CONSOLE)
-            return await handler(admitted)
+            try:
+                admitted = await _admit(request, role, csrf_always=chosen is Surface.CONSOLE)
+                return await handler(admitted)
+            except (AdminError, WebError) as exc:
+                # The one answer of a typed error (admin.answers), whichever app mounts the
+                # route; the app registers the same handler for the routes without a guard.
+                return await admin_error(request, exc)
 
         return _named(guarded, handler)
 
@@ -336,12 +327,6 @@ def html_refusal(
     )
     headers = {"Content-Security-Policy": PAGE_POLICY, "Cache-Control": "no-store"}
     return HTMLResponse(page, status, headers=headers)
-
-
-def login_redirect(request: Request) -> RedirectResponse:
-    """303 to the login page, coming back to this page after."""
-    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-    return RedirectResponse(f"/console/login?next={quote(target, safe='')}", status_code=303)
 
 
 def page(role: Role) -> Callable[[Handler], Handler]:

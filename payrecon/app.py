@@ -13,8 +13,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 
-from admin.answers import admin_error
-from admin.errors import AdminError
+from admin.answers import EXCEPTION_HANDLERS
 from admin.routes import admin_routes
 from admin.throttle import LoginThrottle
 from admin.unavailable import INPUT_ERRORS, refused_input
@@ -29,7 +28,6 @@ from receiver.webhook import WebhookEndpoint
 from relay.metrics import register_relay_metrics
 from web.answers import http_error
 from web.body import BodyDeadline
-from web.errors import WebError
 
 
 def _lifespan(
@@ -80,8 +78,7 @@ def create_app(
         exception_handlers={
             HTTPException: http_error,
             # The operators' routes raise typed errors; one handler answers JSON or a page.
-            AdminError: admin_error,
-            WebError: admin_error,
+            **EXCEPTION_HANDLERS,
             # A value the database refuses is bad input (4xx), never a 500 or a false 503.
             **dict.fromkeys(INPUT_ERRORS, refused_input),
         },

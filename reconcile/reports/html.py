@@ -9,10 +9,10 @@ import jinja2
 from markupsafe import Markup
 
 from reconcile.durations import describe_duration
-from web.templates import with_filters
 from reconcile.reports.charts import bar_chart, hbar_chart
 from reconcile.reports.model import STATUSES, Report
 from reconcile.reports.naira import naira, naira_text
+from web.templates import with_filters
 
 HTML_ROW_LIMIT = 500  # beyond this a page stops being readable; the CSV has every row
 FINDING_COLUMNS = 7  # Id, Kind, Reference, Amount, Detail, What to do, Status
