@@ -56,10 +56,16 @@ def _sentence(text: str) -> str:
     return (text[:1].upper() + text[1:]).rstrip(".") + "."
 
 
+def _plain(text: str) -> str:
+    return text.strip()
+
+
 def _page_text(exc: AdminError | WebError, surface: Surface) -> tuple[str, str]:
-    """The title and the sentence a person reads."""
+    """The title and the sentence a person reads (the reports page shows the message as the
+    API words it; the console's pages, as a sentence)."""
+    text = _sentence if surface is Surface.CONSOLE else _plain
     if isinstance(exc, WebError):
-        return "Form not received", _sentence(exc.message)
+        return "Form not received", text(exc.message)
     if isinstance(exc, CsrfError):
         return "Form expired", "The form had no valid CSRF token: reload the page."
     if isinstance(exc, RoleTooLowError):
@@ -68,17 +74,17 @@ def _page_text(exc: AdminError | WebError, surface: Surface) -> tuple[str, str]:
     if isinstance(exc, ForbiddenError):
         if exc.message == "cross-origin request refused":
             return "Refused", "A form from another site was refused."
-        return "Not allowed", _sentence(exc.message)
+        return "Not allowed", text(exc.message)
     if isinstance(exc, TooManyAttemptsError):
-        return "Too many attempts", _sentence(exc.message)
+        return "Too many attempts", text(exc.message)
     if isinstance(exc, UnauthenticatedError):
         return "Sign in", "This page needs an operator's token."
     if isinstance(exc, UnavailableError):
         title = "Ledger unavailable" if surface is Surface.CONSOLE else "Report unavailable"
-        return title, _sentence(exc.message)
+        return title, text(exc.message)
     if surface is Surface.REPORT:
-        return "Cannot show this report", _sentence(exc.message)
-    return {404: "Not found"}.get(exc.status_code, "Cannot do this"), _sentence(exc.message)
+        return "Cannot show this report", text(exc.message)
+    return {404: "Not found"}.get(exc.status_code, "Cannot do this"), text(exc.message)
 
 
 def _here(request: Request) -> str:
