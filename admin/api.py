@@ -7,19 +7,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine
 from sqlmodel import Session
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from admin.errors import ExpectedInputError, QueryError
-from admin.expected import parse_expected, register
-from admin.identity import audit
-from admin.unavailable import DATABASE_ERRORS, database_unavailable
-from ledger.audit import AuditAction
+from admin.actions import payments
+from admin.actions.payments import PAYOUT_STATUS, payout_status
+from admin.errors import InvalidError, NotFoundError, QueryError, UnavailableError
+from admin.expected import parse_expected
+from admin.shell import actor_of, engine_of, in_thread, json_body
 from ledger.db import read_session, write_session
-from ledger.errors import ConflictError, NumberInputError
+from ledger.errors import NumberInputError
 from ledger.money import kobo_from_json, whole_number_from_text
 from ledger.queries import (
     ANY_FINDING,
@@ -30,36 +28,14 @@ from ledger.queries import (
     transfer_record,
 )
 from ledger.types import FindingKind, TransferStatus, takes_text, utcnow
-from payments.errors import PayoutAccessDeniedError, PayoutError, PayoutErrorKind
-from payments.payouts import PayoutRequest, send_payout
-from web.answers import json_error, web_error
-from web.body import read_body
-from web.errors import WebError
-from web.forms import media_type
-from web.jsonbody import parse_json
+from payments.errors import PayoutError
+from payments.payouts import PayoutRequest
 
-MAX_ADMIN_BODY = 64 * 1024
+__all__ = ["PAYOUT_STATUS", "json_body", "payout_status"]
+
 # Longer than any reference (100) or provider reference: a path past it finds nothing.
 MAX_PATH_REFERENCE = 200
 DEFAULT_PAGE = 50
-
-
-async def json_body(request: Request) -> dict[str, Any] | JSONResponse:
-    """The request's JSON object, or the error response to send instead."""
-    if media_type(request) != "application/json":
-        return json_error(415, "unsupported_media_type", "Content-Type must be application/json")
-    try:
-        body = parse_json(await read_body(request, MAX_ADMIN_BODY))
-    except WebError as exc:
-        return web_error(exc)
-    if not isinstance(body, dict):
-        return json_error(422, "invalid", "body must be a JSON object")
-    return body
-
-
-def _engine(request: Request) -> Engine:
-    engine: Engine = request.app.state.engine
-    return engine
 
 
 async def get_transfer(request: Request) -> Response:
@@ -79,19 +55,16 @@ async def get_record(
     if not takes_text(reference) or len(reference) > MAX_PATH_REFERENCE:
         # A NUL no column can hold (PostgreSQL refuses it in a query), or longer than any
         # reference: no row has it.
-        return json_error(404, "not_found", f"no {noun} with that reference")
+        raise NotFoundError(f"no {noun} with that reference")
 
     def load() -> dict[str, Any] | None:
-        with read_session(_engine(request)) as session:
+        with read_session(engine_of(request)) as session:
             row = find(session, reference)
             return None if row is None else record(session, row)
 
-    try:
-        found = await run_in_threadpool(load)
-    except DATABASE_ERRORS:
-        return database_unavailable()
+    found = await in_thread(load)
     if found is None:
-        return json_error(404, "not_found", f"no {noun} with reference {reference!r}")
+        raise NotFoundError(f"no {noun} with reference {reference!r}")
     return JSONResponse(found)
 
 
@@ -182,13 +155,10 @@ async def list_page(
 ) -> Response:
     """`{"items", "next_cursor"}` of the page `lister` gives for the checked query string
     (`status`, `finding`, `since`, `limit`, `cursor` of `cursor_kind`)."""
-    try:
-        query = parse_transfer_query(request.query_params, cursor_kind=cursor_kind)
-    except QueryError as exc:
-        return json_error(400, "invalid_query", str(exc), parameter=exc.parameter)
+    query = parse_transfer_query(request.query_params, cursor_kind=cursor_kind)
 
     def load() -> dict[str, Any]:
-        with read_session(_engine(request)) as session:
+        with read_session(engine_of(request)) as session:
             page = lister(
                 session,
                 status=query.status,
@@ -202,119 +172,71 @@ async def list_page(
                 "next_cursor": page.next_cursor,
             }
 
-    try:
-        return JSONResponse(await run_in_threadpool(load))
-    except DATABASE_ERRORS:
-        return database_unavailable()
+    return JSONResponse(await in_thread(load))
 
 
 async def post_expected(request: Request) -> Response:
     """`POST /api/transfers/expected`: 201 new, 200 identical, 409 different."""
-    return await post_registration(
-        request,
-        parse=parse_expected,
-        register=register,
-        action=AuditAction.EXPECTED_REGISTER,
-        subject="transfer",
-    )
+    return await post_registration(request, parse=parse_expected, registry=payments.TRANSFERS)
 
 
 async def post_registration(
-    request: Request,
-    *,
-    parse: Callable[[dict[str, Any]], Any],
-    register: Callable[..., tuple[dict[str, Any], bool]],
-    action: AuditAction,
-    subject: str,
+    request: Request, *, parse: Callable[[dict[str, Any]], Any], registry: payments.Registry
 ) -> Response:
     """Register what the body describes (checked by `parse`): 201 new, 200 identical, 409
-    different, 422 malformed; a new one is audited as `action` on `subject:REFERENCE`."""
-    body = await json_body(request)
-    if isinstance(body, JSONResponse):
-        return body
-    try:
-        expected = parse(body)
-    except ExpectedInputError as exc:
-        return json_error(422, "invalid", exc.message, field=exc.field)
+    different, 422 malformed (admin.actions.payments.register)."""
+    expected = parse(await json_body(request))
+    actor = actor_of(request)
 
     def store() -> tuple[dict[str, Any], bool]:
-        with write_session(_engine(request)) as session:
-            record, created = register(session, expected, now=utcnow())
-            if created:
-                audit(request, session, action, f"{subject}:{record['reference']}", None)
-            return record, created
+        with write_session(engine_of(request)) as session:
+            return payments.register(session, actor, registry, expected, now=utcnow())
 
-    try:
-        found, created = await run_in_threadpool(store)
-    except ConflictError as exc:
-        return json_error(409, "conflict", str(exc))
-    except DATABASE_ERRORS:
-        return database_unavailable()
+    found, created = await in_thread(store)
     return JSONResponse(found, status_code=201 if created else 200)
 
 
 _PAYOUT_FIELDS = ("amount", "bank_code", "account_number", "reference")
-# The answer's status for each way a payout fails (payments/ carries no HTTP codes).
-PAYOUT_STATUS = {
-    PayoutErrorKind.INVALID: 422,
-    PayoutErrorKind.ENQUIRY_FAILED: 422,
-    PayoutErrorKind.DUPLICATE: 409,
-    PayoutErrorKind.REJECTED: 422,
-    PayoutErrorKind.UNAVAILABLE: 503,
-    PayoutErrorKind.AUTH: 502,  # our key, not the caller's fault
-    PayoutErrorKind.PENDING: 202,  # accepted for resolution by the reconciler
-}
 
 
-def payout_status(exc: PayoutError) -> int:
-    """The HTTP status `POST /api/transfers` answers for a payout error."""
-    if isinstance(exc, PayoutAccessDeniedError):
-        return 403  # the provider's own answer to a server off its IP whitelist
-    return PAYOUT_STATUS[exc.kind]
+def provider_client(request: Request, what: str) -> Any:
+    """The app's provider client; UnavailableError naming the settings `what` needs."""
+    client = request.app.state.payout_client
+    if client is None:
+        raise UnavailableError(
+            f"{what} need PAYRECON_PROVIDER_BASE_URL and PAYRECON_PROVIDER_SECRET_KEY",
+            code="provider_not_configured",
+        )
+    return client
 
 
 async def post_payout(request: Request) -> Response:
     """`POST /api/transfers`: name enquiry then initiation (as `payrecon transfer send`); 201."""
-    client = request.app.state.payout_client
-    if client is None:
-        return json_error(
-            503,
-            "provider_not_configured",
-            "payouts need PAYRECON_PROVIDER_BASE_URL and PAYRECON_PROVIDER_SECRET_KEY",
-        )
+    client = provider_client(request, "payouts")
     body = await json_body(request)
-    if isinstance(body, JSONResponse):
-        return body
     missing = [name for name in _PAYOUT_FIELDS if name not in body]
     if missing:
-        return json_error(422, "invalid", f"{missing[0]} is required", field=missing[0])
+        raise InvalidError(missing[0], f"{missing[0]} is required")
     try:
         amount = kobo_from_json(body["amount"], minimum=1)
     except NumberInputError as exc:
-        return json_error(422, "invalid", f"amount {exc}", field="amount")
+        raise InvalidError("amount", f"amount {exc}") from None
     for name in ("bank_code", "account_number", "reference"):
         if not isinstance(body[name], str):
-            return json_error(422, "invalid", f"{name} must be a string", field=name)
+            raise InvalidError(name, f"{name} must be a string")
     payout = PayoutRequest(amount, body["bank_code"], body["account_number"], body["reference"])
+    actor = actor_of(request)
 
     def pay() -> dict[str, Any]:
-        def audited(session: Session) -> None:
-            detail = f"amount {payout.amount} kobo to {payout.bank_code}/{payout.account_number}"
-            audit(
-                request, session, AuditAction.PAYOUT_CREATE, f"transfer:{payout.reference}", detail
-            )
-
-        result = send_payout(_engine(request), client, payout, now=utcnow(), on_intent=audited)
-        with read_session(_engine(request)) as session:
+        result = payments.pay_out(engine_of(request), client, actor, payout, now=utcnow())
+        with read_session(engine_of(request)) as session:
             transfer = find_transfer(session, result.reference)
             assert transfer is not None
             return {"created": result.created, **transfer_record(session, transfer)}
 
     try:
-        record = await run_in_threadpool(pay)
+        record = await in_thread(pay)
     except PayoutError as exc:
-        return json_error(payout_status(exc), exc.kind.value, str(exc), reference=payout.reference)
-    except DATABASE_ERRORS:
-        return database_unavailable()
+        raise payments.refused(exc, payout.reference) from None
     created = record.pop("created")
     return JSONResponse(record, status_code=201 if created else 200)

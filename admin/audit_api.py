@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Engine
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -15,11 +13,10 @@ from admin.api import (
     query_since,
 )
 from admin.errors import QueryError
-from admin.unavailable import DATABASE_ERRORS, database_unavailable
+from admin.shell import engine_of, in_thread
 from ledger.audit import AuditAction, AuditQuery, decode_audit_cursor, entry_record, list_entries
 from ledger.db import read_session
 from ledger.types import takes_text
-from web.answers import json_error
 
 MAX_OPERATOR_CHARS = 64
 
@@ -41,27 +38,16 @@ def parse_audit_query(query: Any) -> AuditQuery:
     )
 
 
-def _engine(request: Request) -> Engine:
-    engine: Engine = request.app.state.engine
-    return engine
-
-
 async def list_audit(request: Request) -> Response:
     """`GET /api/audit?operator=&action=&since=&limit=&cursor=`: `{"items", "next_cursor"}`."""
-    try:
-        query = parse_audit_query(request.query_params)
-    except QueryError as exc:
-        return json_error(400, "invalid_query", str(exc), parameter=exc.parameter)
+    query = parse_audit_query(request.query_params)
 
     def load() -> dict[str, Any]:
-        with read_session(_engine(request)) as session:
+        with read_session(engine_of(request)) as session:
             page = list_entries(session, query)
             return {
                 "items": [entry_record(entry) for entry in page.items],
                 "next_cursor": page.next_cursor,
             }
 
-    try:
-        return JSONResponse(await run_in_threadpool(load))
-    except DATABASE_ERRORS:
-        return database_unavailable()
+    return JSONResponse(await in_thread(load))

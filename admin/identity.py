@@ -9,35 +9,43 @@ from __future__ import annotations
 
 import base64
 import binascii
-import dataclasses
 import datetime as dt
-import enum
 import hashlib
 import hmac
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from html import escape
-from typing import Any
-from urllib.parse import quote
 
-from sqlalchemy import Engine
 from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, Response
 from starlette.types import Message
 
-from admin.errors import CsrfError
+from admin.actions.actor import Actor, Role
+from admin.actions.actor import audit as record_action
+from admin.answers import CHALLENGE, PAGE_POLICY, Surface, admin_error, login_redirect
+from admin.errors import (
+    AdminError,
+    CsrfError,
+    ForbiddenError,
+    LedgerUnavailableError,
+    RoleTooLowError,
+    TooManyAttemptsError,
+    UnauthenticatedError,
+)
+from admin.shell import engine_of
 from admin.throttle import LoginThrottle
-from admin.unavailable import DATABASE_ERRORS, database_unavailable
+from admin.unavailable import DATABASE_ERRORS
 from ledger.audit import AuditAction, record
 from ledger.db import read_session, write_session
 from ledger.operators import bound_to, live_session, operator_by_token, secret_hash
 from ledger.types import utcnow
 from web.address import request_address
-from web.answers import json_error, web_error
 from web.errors import WebError
 from web.forms import FORM, media_type, read_form_fields
+from web.templates import error_page
+
+__all__ = ["PAGE_POLICY", "Actor", "Operator", "Role", "Surface", "login_redirect"]
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -47,39 +55,13 @@ CSRF_FIELD = "csrf_token"
 MAX_FORM_BYTES = 64 * 1024
 ADMIN_NAME = "admin"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-# Pages are self-contained: no script, styles inline, forms only back to us.
-PAGE_POLICY = (
-    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-)
 # Who a failed authentication is filed under in the audit log: the token matched no one.
 UNKNOWN_OPERATOR = "unknown"
 _TOO_MANY = "too many failed attempts from this address; try again later"
-_CHALLENGE = {"WWW-Authenticate": 'Bearer, Basic realm="payrecon", charset="UTF-8"'}
 
 
-class Role(enum.StrEnum):
-    """What an operator may do: viewer reads, finance also works findings and exports,
-    admin does everything (PRODUCT.md: Console, operators and audit)."""
-
-    VIEWER = "viewer"
-    FINANCE = "finance"
-    ADMIN = "admin"
-
-    def allows(self, needed: Role) -> bool:
-        """True when this role may do what `needed` may (viewer < finance < admin)."""
-        return _RANK[self] >= _RANK[needed]
-
-
-_RANK = {Role.VIEWER: 0, Role.FINANCE: 1, Role.ADMIN: 2}
-
-
-@dataclass(frozen=True)
-class Operator:
-    """The identity a request proved: a name and a role."""
-
-    name: str
-    role: Role
+# The operator a request proved is the actor of what it does (admin.actions.actor).
+Operator = Actor
 
 
 @dataclass(frozen=True)
@@ -116,11 +98,6 @@ def same_origin(request: Request) -> bool:
     return origin.split("://", 1)[-1] == request.headers.get("host", "")
 
 
-def _engine(request: Request) -> Engine:
-    engine: Engine = request.app.state.engine
-    return engine
-
-
 def _admin_token(request: Request) -> str | None:
     token: str | None = getattr(request.app.state, "admin_token", None)
     return token
@@ -131,13 +108,13 @@ def lookup_token(request: Request, token: str) -> Operator | None:
     admin = _admin_token(request)
     if admin is not None and hmac.compare_digest(token.encode(), admin.encode()):
         return Operator(ADMIN_NAME, Role.ADMIN)
-    with read_session(_engine(request)) as session:
+    with read_session(engine_of(request)) as session:
         account = operator_by_token(session, token)
     return None if account is None else Operator(account.name, Role(account.role))
 
 
 def _lookup_session(request: Request, session_id: str) -> Operator | None:
-    with read_session(_engine(request)) as session:
+    with read_session(engine_of(request)) as session:
         row = live_session(session, session_id, now=utcnow())
     if row is None:
         return None
@@ -197,17 +174,7 @@ def audit(
     detail: str | None = None,
 ) -> None:
     """Record `action` by this request's operator in `session`'s transaction."""
-    operator = current_operator(request)
-    record(
-        session,
-        operator=operator.name,
-        role=operator.role.value,
-        action=action,
-        subject=subject,
-        detail=detail,
-        remote_addr=remote_address(request),
-        now=utcnow(),
-    )
+    record_action(session, current_operator(request), action, subject, detail, now=utcnow())
 
 
 async def checked_csrf(request: Request, expected: str) -> Request:
@@ -257,24 +224,9 @@ def _named(wrapper: Handler, handler: Handler) -> Handler:
 
 
 def _settle(request: Request, identity: Identity) -> None:
-    request.state.operator = identity.operator
+    operator = identity.operator
+    request.state.operator = Actor(operator.name, operator.role, remote_address(request))
     request.state.csrf_token = csrf_for(identity.secret)
-
-
-@dataclass(frozen=True)
-class _Refusals:
-    """How a kind of route says no: JSON for the API, small HTML pages for the console."""
-
-    anonymous: Callable[[Request], Response]
-    too_low: Callable[[Role], Response]
-    cross_origin: Callable[[], Response]
-    csrf_failed: Callable[[], Response]
-    unavailable: Callable[[], Response]
-    unreadable: Callable[[WebError], Response]
-    throttled: Callable[[int], Response]
-    # Console forms always carry the token (a browser may also hold Basic credentials); API
-    # calls need it only when the cookie is what proves who they are.
-    csrf_always: bool
 
 
 def _throttle(request: Request) -> LoginThrottle | None:
@@ -289,7 +241,7 @@ def _tries_a_token(request: Request) -> bool:
 
 def _record_auth_failure(request: Request) -> None:
     # Who tried is unknown, and the token tried is never written anywhere.
-    with write_session(_engine(request)) as session:
+    with write_session(engine_of(request)) as session:
         record(
             session,
             operator=UNKNOWN_OPERATOR,
@@ -302,14 +254,16 @@ def _record_auth_failure(request: Request) -> None:
         )
 
 
-async def _admit(request: Request, role: Role, refusals: _Refusals) -> Request | Response:
-    """The request to hand on (with its operator set), or the refusal to send instead."""
+async def _admit(request: Request, role: Role, *, csrf_always: bool) -> Request:
+    """The request to hand on (with its operator set); a typed error (admin.errors) when it
+    is refused. `csrf_always`: console forms always carry the token (a browser may also hold
+    Basic credentials); API calls need it only when the cookie is what proves who they are."""
     # Bearer/Basic guessing counts in the login throttle and is audited, as a failed
     # `POST /login` is (PRODUCT.md Robustness rules: "Guessing is throttled and seen").
     throttle = _throttle(request) if _tries_a_token(request) else None
     address = remote_address(request) or "unknown"
     if throttle is not None and (wait := throttle.retry_after(address)) is not None:
-        return refusals.throttled(wait)
+        raise TooManyAttemptsError(_TOO_MANY, wait)
     try:
         identity = await identify(request)
         if identity is None and throttle is not None:
@@ -318,118 +272,68 @@ async def _admit(request: Request, role: Role, refusals: _Refusals) -> Request |
     except DATABASE_ERRORS:
         # Operator tokens and sessions live in the ledger: no answer from it is a 503 the
         # client may retry, never a 500 (the admin token alone needs no database).
-        return refusals.unavailable()
+        raise LedgerUnavailableError from None
     if identity is None:
-        return refusals.anonymous(request)
+        if _admin_token(request) is None and _presented(request) is not None:
+            raise ForbiddenError("not an operator's token (and PAYRECON_ADMIN_TOKEN is unset)")
+        raise UnauthenticatedError("an operator's token is required", headers=CHALLENGE)
     if not identity.operator.role.allows(role):
-        return refusals.too_low(role)
+        raise RoleTooLowError(role.value)
     if request.method not in SAFE_METHODS:
         if not same_origin(request):
-            return refusals.cross_origin()
-        if identity.by_session or refusals.csrf_always:
-            try:
-                request = await checked_csrf(request, csrf_for(identity.secret))
-            except CsrfError:
-                return refusals.csrf_failed()
-            except WebError as exc:
-                return refusals.unreadable(exc)
+            raise ForbiddenError("cross-origin request refused")
+        if identity.by_session or csrf_always:
+            request = await checked_csrf(request, csrf_for(identity.secret))
     _settle(request, identity)
     return request
 
 
-def _guard(role: Role, refusals: _Refusals) -> Callable[[Handler], Handler]:
+def _guard(role: Role, surface: Callable[[Request], Surface]) -> Callable[[Handler], Handler]:
     def wrap(handler: Handler) -> Handler:
         async def guarded(request: Request) -> Response:
-            admitted = await _admit(request, role, refusals)
-            if isinstance(admitted, Response):
-                return admitted
-            return await handler(admitted)
+            chosen = surface(request)
+            request.state.surface = chosen
+            try:
+                admitted = await _admit(request, role, csrf_always=chosen is Surface.CONSOLE)
+                return await handler(admitted)
+            except (AdminError, WebError) as exc:
+                # The one answer of a typed error (admin.answers), whichever app mounts the
+                # route; the app registers the same handler for the routes without a guard.
+                return await admin_error(request, exc)
 
         return _named(guarded, handler)
 
     return wrap
 
 
-def _api_anonymous(request: Request) -> Response:
-    if _admin_token(request) is None and _presented(request) is not None:
-        message = "not an operator's token (and PAYRECON_ADMIN_TOKEN is unset)"
-        return json_error(403, "forbidden", message)
-    return json_error(401, "unauthenticated", "an operator's token is required", headers=_CHALLENGE)
-
-
-_API = _Refusals(
-    anonymous=_api_anonymous,
-    too_low=lambda role: json_error(
-        403, "forbidden", f"this needs the {role.value} role or higher", role=role.value
-    ),
-    cross_origin=lambda: json_error(403, "forbidden", "cross-origin request refused"),
-    csrf_failed=lambda: json_error(
-        403, "csrf_failed", "a valid CSRF token is required with a session"
-    ),
-    unavailable=database_unavailable,
-    unreadable=web_error,
-    throttled=lambda wait: json_error(
-        429, "too_many_attempts", _TOO_MANY, headers={"Retry-After": str(wait)}
-    ),
-    csrf_always=False,
-)
-
-
 def requires(role: Role) -> Callable[[Handler], Handler]:
     """Guard a JSON route: 401 without a known identity, 403 below `role`, and for a
     state-changing request 403 cross-origin or (with a session cookie) without its CSRF token.
     Sets `request.state.operator`."""
-    return _guard(role, _API)
+    return _guard(role, lambda request: Surface.API)
 
 
-def html_refusal(status: int, title: str, message: str, **extra: Any) -> HTMLResponse:
-    """A small self-contained HTML page for a refused console request."""
-    link = extra.get("link", '<a href="/console">Back to the console</a>')
-    page = (
-        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>"
-        '<meta name=viewport content="width=device-width, initial-scale=1"></head>'
-        f"<body><h1>{escape(title)}</h1><p>{escape(message)}</p><p>{link}</p></body></html>"
+def html_refusal(
+    status: int,
+    title: str,
+    message: str,
+    *,
+    link: str | None = None,
+    link_text: str = "Back to the console",
+) -> HTMLResponse:
+    """A small self-contained HTML page (web/templates/error.html) for a refused request."""
+    page = error_page(
+        title, message, link="/console" if link is None else link, link_text=link_text
     )
     headers = {"Content-Security-Policy": PAGE_POLICY, "Cache-Control": "no-store"}
     return HTMLResponse(page, status, headers=headers)
-
-
-def _with_headers(response: Response, headers: dict[str, str]) -> Response:
-    response.headers.update(headers)
-    return response
-
-
-def login_redirect(request: Request) -> RedirectResponse:
-    """303 to the login page, coming back to this page after."""
-    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-    return RedirectResponse(f"/console/login?next={quote(target, safe='')}", status_code=303)
-
-
-_PAGE = _Refusals(
-    anonymous=login_redirect,
-    too_low=lambda role: html_refusal(
-        403, "Not allowed", f"This page needs the {role.value} role or higher."
-    ),
-    cross_origin=lambda: html_refusal(403, "Refused", "A form from another site was refused."),
-    csrf_failed=lambda: html_refusal(
-        403, "Form expired", "The form had no valid CSRF token: reload the page."
-    ),
-    unavailable=lambda: html_refusal(
-        503, "Unavailable", "The ledger database is not answering; try again shortly."
-    ),
-    unreadable=lambda exc: html_refusal(exc.status_code, "Form not received", f"{exc.message}."),
-    throttled=lambda wait: _with_headers(
-        html_refusal(429, "Too many attempts", _TOO_MANY), {"Retry-After": str(wait)}
-    ),
-    csrf_always=True,
-)
 
 
 def page(role: Role) -> Callable[[Handler], Handler]:
     """Guard a console page: 303 to the login page without an identity, a 403 page below
     `role`, and a POST needs the form field `csrf_token` (403 page without a valid one).
     Sets `request.state.operator`."""
-    return _guard(role, _PAGE)
+    return _guard(role, lambda request: Surface.CONSOLE)
 
 
 def wants_html(request: Request) -> bool:
@@ -437,46 +341,11 @@ def wants_html(request: Request) -> bool:
     return "text/html" in request.headers.get("accept", "").lower()
 
 
-def _report_anonymous(request: Request) -> Response:
-    # A browser may sign in with Basic (the challenge) or at the console's login page.
-    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-    link = f'<a href="/console/login?next={escape(quote(target, safe=""))}">Sign in</a>'
-    answer = html_refusal(401, "Sign in", "This page needs an operator's token.", link=link)
-    answer.headers.update(_CHALLENGE)
-    return answer
-
-
-# The reports page's refusals for a browser: HTML pages, as the console's, but the page also
-# serves scripts (Bearer, Basic), so no identity is 401 with the challenge, not a redirect.
-_REPORT_PAGE = dataclasses.replace(
-    _PAGE,
-    anonymous=_report_anonymous,
-    too_low=lambda role: html_refusal(
-        403,
-        "Not allowed",
-        f"This needs the {role.value} role or higher.",
-        link='<a href="/reports">Back to the report</a>',
-    ),
-    csrf_always=False,
-)
-
-
 def report_page(role: Role) -> Callable[[Handler], Handler]:
     """Guard the reports page and its forms: refusals as the API's JSON for a client, as small
     HTML pages for a browser (`wants_html`), so a person never sees raw JSON. Otherwise as
     `requires`. Sets `request.state.operator`."""
-    as_api, as_page = _guard(role, _API), _guard(role, _REPORT_PAGE)
-
-    def wrap(handler: Handler) -> Handler:
-        api_handler, page_handler = as_api(handler), as_page(handler)
-
-        async def guarded(request: Request) -> Response:
-            chosen = page_handler if wants_html(request) else api_handler
-            return await chosen(request)
-
-        return _named(guarded, handler)
-
-    return wrap
+    return _guard(role, lambda request: Surface.REPORT if wants_html(request) else Surface.API)
 
 
 def session_lifetime(request: Request) -> dt.timedelta:

@@ -3,12 +3,9 @@ and `GET /console/login` is the sign-in form."""
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 from urllib.parse import urlsplit
 
-import jinja2
-from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -26,6 +23,7 @@ from admin.identity import (
     same_origin,
     session_lifetime,
 )
+from admin.shell import engine_of
 from admin.throttle import LoginThrottle
 from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction, record
@@ -35,21 +33,11 @@ from ledger.types import takes_text, utcnow
 from web.answers import json_error, web_error
 from web.errors import WebError
 from web.forms import read_form
+from web.templates import environment
 
 HOME = "/console"
 LOGIN_PAGE = "/console/login"
 _HEADERS = {"Content-Security-Policy": PAGE_POLICY, "Cache-Control": "no-store"}
-
-
-@functools.cache
-def _templates() -> jinja2.Environment:
-    # Loaded on first use, once a process; autoescape because `next` comes from the URL.
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("admin", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        auto_reload=False,
-    )
 
 
 def safe_next(target: str | None) -> str:
@@ -72,18 +60,13 @@ def _wants_json(request: Request) -> bool:
 
 
 def _login_page(next_path: str, error: str | None, status: int = 200) -> HTMLResponse:
-    html = _templates().get_template("login.html").render(next=next_path, error=error)
+    html = environment().get_template("admin/login.html").render(next=next_path, error=error)
     return HTMLResponse(html, status, headers=_HEADERS)
 
 
 async def login_page(request: Request) -> Response:
     """`GET /console/login?next=`: the sign-in form (plain HTML, no script)."""
     return _login_page(safe_next(request.query_params.get("next")), None)
-
-
-def _engine(request: Request) -> Engine:
-    engine: Engine = request.app.state.engine
-    return engine
 
 
 def _throttle(request: Request) -> LoginThrottle:
@@ -160,7 +143,7 @@ async def login(request: Request) -> Response:
 
 
 def _record_failure(request: Request) -> None:
-    with write_session(_engine(request)) as session:
+    with write_session(engine_of(request)) as session:
         record(
             session,
             operator=UNKNOWN_OPERATOR,
@@ -175,7 +158,7 @@ def _record_failure(request: Request) -> None:
 
 def _open_session(request: Request, operator: Operator, token: str) -> tuple[str, str]:
     now = utcnow()
-    with write_session(_engine(request)) as session:
+    with write_session(engine_of(request)) as session:
         grant = start_session(
             session,
             operator=operator.name,
@@ -214,7 +197,7 @@ async def logout(request: Request) -> Response:
 
     def end() -> None:
         now = utcnow()
-        with write_session(_engine(request)) as session:
+        with write_session(engine_of(request)) as session:
             ended = end_session(session, session_id, now=now)
             if ended is not None:
                 record(

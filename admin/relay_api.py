@@ -6,39 +6,22 @@ queries live in `relay/queries.py` and the endpoint operations in `relay/endpoin
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
-from sqlalchemy import Engine
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from admin.api import (
-    json_body,
-    query_cursor,
-    query_limit,
-    query_since,
-)
-from admin.errors import EndpointBodyError, QueryError
-from admin.identity import Role, audit, current_operator
-from admin.unavailable import DATABASE_ERRORS, database_unavailable
-from ledger.audit import AuditAction
+from admin.actions import relay as actions
+from admin.actions.relay import EndpointChanges
+from admin.api import query_cursor, query_limit, query_since
+from admin.errors import EndpointBodyError, NotFoundError, QueryError
+from admin.identity import Role, current_operator
+from admin.shell import actor_of, engine_of, in_thread, json_body, settings_of
 from ledger.db import read_session, write_session
 from ledger.events.types import RelayEventType
 from ledger.types import takes_text, utcnow
-from relay import endpoints, queries
+from relay import endpoints
 from relay.addresses import Network
-from relay.errors import (
-    DeliveryStateError,
-    EndpointAddressError,
-    EndpointInputError,
-    EndpointNotFoundError,
-    RotationError,
-    SecretKeyError,
-)
-from relay.keys import SecretBox
 from relay.queries import (
     EventQuery,
     endpoint_record,
@@ -50,22 +33,10 @@ from relay.queries import (
     parse_subject,
     pending_counts,
 )
-from web.answers import json_error
 
-T = TypeVar("T")
 # The fields a body may hold: POST takes the first three, PATCH all four.
 CREATE_FIELDS = frozenset({"url", "events", "description"})
 PATCH_FIELDS = CREATE_FIELDS | {"enabled"}
-
-
-@dataclass(frozen=True)
-class EndpointChanges:
-    """A checked endpoint body: None leaves a field as it is."""
-
-    url: str | None = None
-    events: str | None = None  # comma list for relay.endpoints
-    description: str | None = None  # "" clears it
-    enabled: bool | None = None
 
 
 def parse_endpoint_body(body: dict[str, Any], *, create: bool) -> EndpointChanges:
@@ -141,199 +112,121 @@ def parse_event_query(query: Any) -> EventQuery:
 
 
 def _allow(request: Request) -> tuple[Network, ...]:
-    allow: tuple[Network, ...] = request.app.state.settings.relay_allow_networks
+    allow: tuple[Network, ...] = settings_of(request).relay_allow_networks
     return allow
 
 
-def _engine(request: Request) -> Engine:
-    engine: Engine = request.app.state.engine
-    return engine
+def _row_id(request: Request, what: str) -> int:
+    row_id = parse_row_id(request.path_params["id"])
+    if row_id is None:
+        raise NotFoundError(f"no {what} with that id")
+    return row_id
 
 
-def _not_found(what: str) -> JSONResponse:
-    return json_error(404, "not_found", f"no {what} with that id")
-
-
-def _box(request: Request) -> SecretBox | JSONResponse:
-    try:
-        box: SecretBox = request.app.state.settings.secret_box()
-    except SecretKeyError as exc:
-        return json_error(503, "relay_not_configured", str(exc))
-    return box
-
-
-async def _run(work: Callable[[], T]) -> T | JSONResponse:
-    """`work` in a worker thread, its relay errors and a database that does not answer turned
-    into their JSON answers."""
-    try:
-        return await run_in_threadpool(work)
-    except EndpointNotFoundError as exc:
-        return json_error(404, "not_found", str(exc))
-    except EndpointAddressError as exc:
-        # PRODUCT.md: Robustness rules ("Relay destinations are not a way into the host": 400).
-        return json_error(400, "address_refused", str(exc), field=exc.field)
-    except EndpointInputError as exc:
-        return json_error(422, "invalid", str(exc), field=exc.field)
-    except (DeliveryStateError, RotationError) as exc:
-        return json_error(409, "conflict", str(exc))
-    except SecretKeyError as exc:
-        return json_error(503, "relay_not_configured", str(exc))
-    except DATABASE_ERRORS:
-        return database_unavailable()
-
-
-def _answer(result: Any, status: int = 200) -> Response:
-    return result if isinstance(result, Response) else JSONResponse(result, status_code=status)
+def _pending(session: Any, endpoint_id: int) -> int:
+    return pending_counts(session, [endpoint_id]).get(endpoint_id, 0)
 
 
 async def list_endpoint_records(request: Request) -> Response:
     """`GET /api/endpoints`: every endpoint not removed, oldest first."""
 
     def load() -> dict[str, Any]:
-        with read_session(_engine(request)) as session:
+        with read_session(engine_of(request)) as session, actions.relay_errors():
             return {"items": endpoint_records(session, endpoints.listed(session))}
 
-    return _answer(await _run(load))
+    return JSONResponse(await in_thread(load))
 
 
 async def post_endpoint(request: Request) -> Response:
     """`POST /api/endpoints`: 201 with the new endpoint and its secret (shown this once)."""
-    body = await json_body(request)
-    if isinstance(body, JSONResponse):
-        return body
-    try:
-        changes = parse_endpoint_body(body, create=True)
-    except EndpointBodyError as exc:
-        return json_error(422, "invalid", str(exc), field=exc.field)
-    box = _box(request)
-    if isinstance(box, JSONResponse):
-        return box
+    changes = parse_endpoint_body(await json_body(request), create=True)
+    box = actions.secret_box(settings_of(request))
+    actor = actor_of(request)
 
     def create() -> dict[str, Any]:
-        with write_session(_engine(request)) as session:
-            endpoint, secret = endpoints.add(
+        with write_session(engine_of(request)) as session:
+            endpoint, secret = actions.add_endpoint(
                 session,
+                actor,
                 box,
                 url=changes.url or "",
-                types=changes.events,
+                events=changes.events,
                 description=changes.description,
-                now=utcnow(),
                 allow=_allow(request),
+                now=utcnow(),
             )
-            subject = f"endpoint:{endpoint.id}"
-            audit(request, session, AuditAction.ENDPOINT_ADD, subject, endpoint.url)
             return endpoint_record(endpoint, secret=secret)
 
-    return _answer(await _run(create), 201)
-
-
-def _endpoint_id(request: Request) -> int | None:
-    return parse_row_id(request.path_params["id"])
+    return JSONResponse(await in_thread(create), status_code=201)
 
 
 async def get_endpoint(request: Request) -> Response:
     """`GET /api/endpoints/{id}`."""
-    endpoint_id = _endpoint_id(request)
-    if endpoint_id is None:
-        return _not_found("endpoint")
+    endpoint_id = _row_id(request, "endpoint")
 
     def load() -> dict[str, Any]:
-        with read_session(_engine(request)) as session:
+        with read_session(engine_of(request)) as session, actions.relay_errors():
             endpoint = endpoints.get(session, endpoint_id)
-            pending = pending_counts(session, [endpoint_id]).get(endpoint_id, 0)
-            return endpoint_record(endpoint, pending=pending)
+            return endpoint_record(endpoint, pending=_pending(session, endpoint_id))
 
-    return _answer(await _run(load))
+    return JSONResponse(await in_thread(load))
 
 
 async def patch_endpoint(request: Request) -> Response:
     """`PATCH /api/endpoints/{id}`: url, events, description, enabled."""
-    endpoint_id = _endpoint_id(request)
-    if endpoint_id is None:
-        return _not_found("endpoint")
-    body = await json_body(request)
-    if isinstance(body, JSONResponse):
-        return body
-    try:
-        changes = parse_endpoint_body(body, create=False)
-    except EndpointBodyError as exc:
-        return json_error(422, "invalid", str(exc), field=exc.field)
+    endpoint_id = _row_id(request, "endpoint")
+    changes = parse_endpoint_body(await json_body(request), create=False)
+    actor = actor_of(request)
 
     def change() -> dict[str, Any]:
-        now = utcnow()
-        with write_session(_engine(request)) as session:
-            before = endpoints.audited_fields(endpoints.get(session, endpoint_id, for_update=True))
-            endpoint = endpoints.update(
-                session,
-                endpoint_id,
-                now=now,
-                url=changes.url,
-                types=changes.events,
-                description=changes.description,
-                allow=_allow(request),
+        with write_session(engine_of(request)) as session:
+            endpoint = actions.update_endpoint(
+                session, actor, endpoint_id, changes, allow=_allow(request), now=utcnow()
             )
-            if changes.enabled is not None and changes.enabled != endpoint.enabled:
-                reason = None if changes.enabled else "disabled by an operator"
-                endpoint = endpoints.set_enabled(
-                    session, endpoint_id, changes.enabled, now=now, reason=reason
-                )
-            pending = pending_counts(session, [endpoint_id]).get(endpoint_id, 0)
-            # The old and the new value of each field that changed (PRODUCT.md: Robustness rules).
-            detail = endpoints.change_detail(before, endpoints.audited_fields(endpoint))
-            audit(request, session, AuditAction.ENDPOINT_UPDATE, f"endpoint:{endpoint_id}", detail)
-            return endpoint_record(endpoint, pending=pending)
+            return endpoint_record(endpoint, pending=_pending(session, endpoint_id))
 
-    return _answer(await _run(change))
+    return JSONResponse(await in_thread(change))
 
 
 async def delete_endpoint(request: Request) -> Response:
     """`DELETE /api/endpoints/{id}`: the endpoint gets nothing more; its history stays."""
-    endpoint_id = _endpoint_id(request)
-    if endpoint_id is None:
-        return _not_found("endpoint")
+    endpoint_id = _row_id(request, "endpoint")
+    actor = actor_of(request)
 
     def remove() -> dict[str, Any]:
-        with write_session(_engine(request)) as session:
-            removed = endpoints.remove(session, endpoint_id, now=utcnow())
-            audit(request, session, AuditAction.ENDPOINT_REMOVE, f"endpoint:{endpoint_id}")
+        with write_session(engine_of(request)) as session:
+            removed = actions.remove_endpoint(session, actor, endpoint_id, now=utcnow())
             return endpoint_record(removed)
 
-    return _answer(await _run(remove))
+    return JSONResponse(await in_thread(remove))
 
 
 async def rotate_secret(request: Request) -> Response:
     """`POST /api/endpoints/{id}/rotate-secret`: the new secret, shown this once; the old one
     keeps signing beside it for 24 h."""
-    endpoint_id = _endpoint_id(request)
-    if endpoint_id is None:
-        return _not_found("endpoint")
-    box = _box(request)
-    if isinstance(box, JSONResponse):
-        return box
+    endpoint_id = _row_id(request, "endpoint")
+    box = actions.secret_box(settings_of(request))
+    actor = actor_of(request)
 
     def rotate() -> dict[str, Any]:
-        with write_session(_engine(request)) as session:
-            endpoint, secret = endpoints.rotate_secret(session, box, endpoint_id, now=utcnow())
-            audit(request, session, AuditAction.ENDPOINT_ROTATE, f"endpoint:{endpoint_id}")
-            pending = pending_counts(session, [endpoint_id]).get(endpoint_id, 0)
+        with write_session(engine_of(request)) as session:
+            endpoint, secret = actions.rotate_secret(session, actor, box, endpoint_id, now=utcnow())
+            pending = _pending(session, endpoint_id)
             return endpoint_record(endpoint, pending=pending, secret=secret)
 
-    return _answer(await _run(rotate))
+    return JSONResponse(await in_thread(rotate))
 
 
 async def list_event_page(request: Request) -> Response:
     """`GET /api/events?type=&subject=&since=&limit=&cursor=`: newest first."""
-    try:
-        query = parse_event_query(request.query_params)
-    except QueryError as exc:
-        return json_error(400, "invalid_query", str(exc), parameter=exc.parameter)
+    query = parse_event_query(request.query_params)
 
     def load() -> dict[str, Any]:
-        with read_session(_engine(request)) as session:
+        with read_session(engine_of(request)) as session, actions.relay_errors():
             page = list_events(session, query)
             return {"items": page.items, "next_cursor": page.next_cursor}
 
-    return _answer(await _run(load))
+    return JSONResponse(await in_thread(load))
 
 
 async def get_event(request: Request) -> Response:
@@ -345,22 +238,19 @@ async def get_event(request: Request) -> Response:
     answers = current_operator(request).role is Role.ADMIN
 
     def load() -> dict[str, Any]:
-        with read_session(_engine(request)) as session:
+        with read_session(engine_of(request)) as session, actions.relay_errors():
             return event_record(session, event_id, answers=answers)
 
-    return _answer(await _run(load))
+    return JSONResponse(await in_thread(load))
 
 
 async def retry_delivery(request: Request) -> Response:
     """`POST /api/deliveries/{id}/retry`: a pending or failed delivery is due now."""
-    delivery_id = parse_row_id(request.path_params["id"])
-    if delivery_id is None:
-        return _not_found("delivery")
+    delivery_id = _row_id(request, "delivery")
+    actor = actor_of(request)
 
     def retry() -> dict[str, Any]:
-        with write_session(_engine(request)) as session:
-            answer = queries.retry_delivery(session, delivery_id, now=utcnow())
-            audit(request, session, AuditAction.DELIVERY_RETRY, f"delivery:{delivery_id}")
-            return answer
+        with write_session(engine_of(request)) as session:
+            return actions.retry_delivery(session, actor, delivery_id, now=utcnow())
 
-    return _answer(await _run(retry))
+    return JSONResponse(await in_thread(retry))

@@ -1,4 +1,4 @@
-"""Who the command line is in the audit log: `cli:<OS user>`, with the admin role."""
+"""Who the command line is: the `Actor` `cli:<OS user>`, with the admin role."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import re
 
 from sqlmodel import Session
 
-from ledger.audit import record
+from admin.actions.actor import Actor, Role, audit
 
 # Whoever runs `payrecon` holds the database settings, so can do anything an admin can; the
 # OS user name says which person it was. `:` never appears in an operator's name, so this
 # name cannot be mistaken for an operator's.
-CLI_ROLE = "admin"
+CLI_ROLE = Role.ADMIN
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -27,6 +27,11 @@ def cli_actor() -> str:
     return f"cli:{user}" if user else "cli"
 
 
+def cli_operator() -> Actor:
+    """The actor of every operator action run from the command line."""
+    return Actor(cli_actor(), CLI_ROLE)
+
+
 def audit_cli(
     session: Session,
     action: str,
@@ -35,14 +40,6 @@ def audit_cli(
     *,
     now: dt.datetime,
 ) -> None:
-    """Record an action of the command line in `session`'s transaction."""
-    record(
-        session,
-        operator=cli_actor(),
-        role=CLI_ROLE,
-        action=action,
-        subject=subject,
-        detail=detail,
-        remote_addr=None,
-        now=now,
-    )
+    """Record an action of the command line in `session`'s transaction (for the commands that
+    are not operator actions of admin.actions, such as `payrecon replay`)."""
+    audit(session, cli_operator(), action, subject, detail, now=now)

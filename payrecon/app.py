@@ -13,6 +13,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 
+from admin.answers import EXCEPTION_HANDLERS
 from admin.routes import admin_routes
 from admin.throttle import LoginThrottle
 from admin.unavailable import INPUT_ERRORS, refused_input
@@ -79,6 +80,8 @@ def create_app(
         middleware=[Middleware(RequestLogMiddleware)],
         exception_handlers={
             HTTPException: http_error,
+            # The operators' routes raise typed errors; one handler answers JSON or a page.
+            **EXCEPTION_HANDLERS,
             # A value the database refuses is bad input (4xx), never a 500 or a false 503.
             **dict.fromkeys(INPUT_ERRORS, refused_input),
         },

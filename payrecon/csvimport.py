@@ -12,16 +12,13 @@ from typing import Any, TypeVar
 import click
 from sqlalchemy import Engine
 
-from admin.errors import ExpectedInputError
-from ledger.audit import AuditAction
+from admin.actions.payments import Registry, register, register_many
+from admin.errors import ConflictError, ExpectedInputError
 from ledger.db import write_session
-from ledger.errors import ConflictError, LedgerError
+from ledger.errors import LedgerError
 from ledger.types import utcnow
-from payrecon.actor import audit_cli
+from payrecon.actor import cli_operator
 from payrecon.context import EXIT_USAGE, fail
-
-# (session, what to register, now=) -> (the record, created?)
-Register = Callable[..., tuple[dict[str, Any], bool]]
 
 T = TypeVar("T")
 
@@ -59,24 +56,19 @@ def register_one(
     data: Mapping[str, Any],
     *,
     parse: Callable[[Mapping[str, Any]], T],
-    register: Register,
-    action: AuditAction,
-    subject: str,
+    registry: Registry,
 ) -> None:
-    """Check the options (exit 2 naming the first bad one), register (a new one audited as
-    `action` on `subject:REFERENCE`), print the outcome."""
+    """Check the options (exit 2 naming the first bad one), register (admin.actions.payments),
+    print the outcome."""
     try:
         expected = parse(data)
     except ExpectedInputError as exc:
-        fail(f"--{exc.field.replace('_', '-')}: {exc.message}", EXIT_USAGE)
+        fail(f"--{(exc.field or '').replace('_', '-')}: {exc.message}", EXIT_USAGE)
     try:
         with write_session(engine) as session:
-            now = utcnow()
-            record, created = register(session, expected, now=now)
-            if created:
-                audit_cli(session, action, f"{subject}:{record['reference']}", None, now=now)
+            record, created = register(session, cli_operator(), registry, expected, now=utcnow())
     except ConflictError as exc:
-        fail(str(exc))
+        fail(exc.message)
     except LedgerError as exc:
         fail(f"database unavailable: {exc}")
     verb = "registered" if created else "already registered (identical)"
@@ -88,28 +80,18 @@ def register_all(
     file: Path,
     parsed: Iterable[T],
     *,
-    register: Register,
-    action: AuditAction,
+    registry: Registry,
     as_json: bool,
 ) -> None:
     """Register every parsed row in one transaction (a conflict anywhere imports nothing; the
-    import is one `action` row of the audit log) and print the summary."""
-    created = identical = 0
+    import is one row of the audit log) and print the summary."""
     try:
         with write_session(engine) as session:
-            now = utcnow()
-            for line, expected in enumerate(parsed, start=2):
-                try:
-                    _, was_created = register(session, expected, now=now)
-                except ConflictError as exc:
-                    raise ConflictError(f"{file}:{line}: {exc}") from exc
-                created += was_created
-                identical += not was_created
-            if created:
-                detail = f"{created} registered from {file.name}"
-                audit_cli(session, action, None, detail, now=now)
+            created, identical = register_many(
+                session, cli_operator(), registry, parsed, source=str(file), now=utcnow()
+            )
     except ConflictError as exc:
-        fail(f"{exc} (nothing imported)")
+        fail(f"{exc.message} (nothing imported)")
     except LedgerError as exc:
         fail(f"database unavailable: {exc}")
     rows = created + identical

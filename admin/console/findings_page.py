@@ -10,28 +10,26 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlmodel import Session
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from admin.console.pages import PAGE_SIZE, unavailable
+from admin.actions import findings as actions
+from admin.actions.actor import Actor
+from admin.actions.findings import MAX_BULK_ACK
+from admin.console.pages import PAGE_SIZE
 from admin.console.render import back_to, page_link, render
-from admin.errors import MissingFindingsError, QueryError, UnknownOperatorError
-from admin.findings_api import (
-    MAX_BULK_ACK,
-    acknowledge_all,
-    assign_one,
-    finding_id_of,
-    note_one,
-    parse_finding_filter,
+from admin.errors import (
+    InvalidError,
+    MissingFindingsError,
+    QueryError,
+    UnknownOperatorError,
 )
-from admin.unavailable import DATABASE_ERRORS
+from admin.findings_api import finding_id_of, parse_finding_filter
+from admin.shell import actor_of, engine_of, in_thread
 from ledger.db import read_session, write_session
-from ledger.errors import NoteError
 from ledger.finding_queue import CURSOR_KIND, UNASSIGNED, FindingFilter, list_queue
-from ledger.findings import check_note
 from ledger.queries import decode_cursor
-from ledger.types import FindingKind, FindingState
+from ledger.types import FindingKind, FindingState, utcnow
 from web.errors import WebError
 from web.forms import read_form_fields
 
@@ -86,13 +84,10 @@ async def findings_page(request: Request) -> Response:
             cursor = given["cursor"] = None
 
     def load() -> Any:
-        with read_session(request.app.state.engine) as session:
+        with read_session(engine_of(request)) as session:
             return list_queue(session, where, limit=PAGE_SIZE, cursor=cursor)
 
-    try:
-        page = await run_in_threadpool(load)
-    except DATABASE_ERRORS:
-        return unavailable()
+    page = await in_thread(load)
     here = page_link(QUEUE, given, cursor=cursor)
     return render(
         request,
@@ -112,21 +107,32 @@ async def findings_page(request: Request) -> Response:
     )
 
 
-async def _apply(request: Request, back: str, change: Callable[[Session], str]) -> Response:
-    def store() -> str:
-        with write_session(request.app.state.engine) as session:
-            return change(session)
+# The banner (admin.console.render.ERROR_BANNERS) for each refusal of a findings action.
+def _banner(exc: Exception) -> str:
+    if isinstance(exc, MissingFindingsError):
+        return "missing_findings"
+    if isinstance(exc, UnknownOperatorError):
+        return "unknown_operator"
+    if isinstance(exc, InvalidError) and exc.field == "ids":
+        return "none_ticked" if "non-empty" in exc.message else "too_many"
+    return "note_refused"
+
+
+async def _apply(
+    request: Request, back: str, done: str, change: Callable[[Session, Actor], object]
+) -> Response:
+    """Run the action in one transaction; back to the page with what was done or what was
+    wrong (a database that does not answer is the console's 503 page, admin.answers)."""
+    actor = actor_of(request)
+
+    def store() -> None:
+        with write_session(engine_of(request)) as session:
+            change(session, actor)
 
     try:
-        done = await run_in_threadpool(store)
-    except MissingFindingsError:
-        return back_to(back, error="missing_findings")
-    except UnknownOperatorError:
-        return back_to(back, error="unknown_operator")
-    except NoteError:
-        return back_to(back, error="note_refused")
-    except DATABASE_ERRORS:
-        return unavailable()
+        await in_thread(store)
+    except (InvalidError, MissingFindingsError) as exc:
+        return back_to(back, error=_banner(exc))
     return back_to(back, done=done)
 
 
@@ -136,21 +142,15 @@ async def acknowledge(request: Request) -> Response:
     back = _back(fields)
     try:
         ids = list(dict.fromkeys(finding_id_of(raw) for raw in fields.get("ids", [])))
-        note = check_note(_one(fields, "note"))
     except QueryError:
         return back_to(back, error="bad_finding_ids")
-    except NoteError:
-        return back_to(back, error="note_refused")
-    if not ids:
-        return back_to(back, error="none_ticked")
-    if len(ids) > MAX_BULK_ACK:
-        return back_to(back, error="too_many")
-
-    def change(session: Session) -> str:
-        acknowledge_all(session, request, ids, note)
-        return "acknowledged"
-
-    return await _apply(request, back, change)
+    note = _one(fields, "note")
+    return await _apply(
+        request,
+        back,
+        "acknowledged",
+        lambda session, actor: actions.acknowledge(session, actor, ids, note, now=utcnow()),
+    )
 
 
 async def assign(request: Request) -> Response:
@@ -162,12 +162,12 @@ async def assign(request: Request) -> Response:
     except QueryError:
         return back_to(back, error="bad_finding_id")
     assignee = _one(fields, "assignee").strip() or None
-
-    def change(session: Session) -> str:
-        assign_one(session, request, finding_id, assignee)
-        return "assigned"
-
-    return await _apply(request, back, change)
+    return await _apply(
+        request,
+        back,
+        "assigned",
+        lambda session, actor: actions.assign(session, actor, finding_id, assignee, now=utcnow()),
+    )
 
 
 async def note(request: Request) -> Response:
@@ -178,9 +178,10 @@ async def note(request: Request) -> Response:
         finding_id = finding_id_of(request.path_params["id"])
     except QueryError:
         return back_to(back, error="bad_finding_id")
-
-    def change(session: Session) -> str:
-        note_one(session, request, finding_id, _one(fields, "note"))
-        return "noted"
-
-    return await _apply(request, back, change)
+    text = _one(fields, "note")
+    return await _apply(
+        request,
+        back,
+        "noted",
+        lambda session, actor: actions.note(session, actor, finding_id, text, now=utcnow()),
+    )

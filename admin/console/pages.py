@@ -8,13 +8,11 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlmodel import Session
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
 from admin.console.render import page_link, render
-from admin.identity import html_refusal
-from admin.unavailable import DATABASE_ERRORS
+from admin.shell import engine_of, in_thread
 from ledger.collections import CURSOR_KIND as COLLECTION_CURSOR
 from ledger.collections import find_collection, list_collections
 from ledger.db import read_session
@@ -32,16 +30,6 @@ PAGE_SIZE = 50
 MAX_SEARCH_CHARS = 200
 
 
-def unavailable() -> Response:
-    """The page shown while the ledger database does not answer."""
-    return html_refusal(
-        503,
-        "Ledger unavailable",
-        "The ledger database is not answering; try again shortly.",
-        link='<a href="">Try again</a>',
-    )
-
-
 async def overview_page(request: Request) -> Response:
     """`/console`: open findings by kind, stale pending, relay health, today's figures."""
     now = utcnow()
@@ -49,13 +37,10 @@ async def overview_page(request: Request) -> Response:
     stale_after = int(request.app.state.settings.stale_after)
 
     def load() -> Any:
-        with read_session(request.app.state.engine) as session:
+        with read_session(engine_of(request)) as session:
             return overview(session, day_start=day_start, now=now, stale_after=stale_after)
 
-    try:
-        figures = await run_in_threadpool(load)
-    except DATABASE_ERRORS:
-        return unavailable()
+    figures = await in_thread(load)
     return render(
         request,
         "overview.html",
@@ -106,7 +91,7 @@ async def transfers_page(request: Request) -> Response:
     given, problems = _transfer_filters(request.query_params)
 
     def load() -> tuple[list[Any], str | None]:
-        with read_session(request.app.state.engine) as session:
+        with read_session(engine_of(request)) as session:
             if given["q"]:
                 found = find_transfer(session, given["q"] or "")
                 return ([] if found is None else [found]), None
@@ -126,10 +111,7 @@ async def transfers_page(request: Request) -> Response:
             )
             return page.items, page.next_cursor
 
-    try:
-        items, next_cursor = await run_in_threadpool(load)
-    except DATABASE_ERRORS:
-        return unavailable()
+    items, next_cursor = await in_thread(load)
     return render(
         request,
         "transfers.html",
@@ -169,7 +151,7 @@ async def _story_page(
     def load() -> dict[str, Any] | None:
         if not takes_text(reference):
             return None
-        with read_session(request.app.state.engine) as session:
+        with read_session(engine_of(request)) as session:
             row = find(session, reference)
             if row is None or row.id is None:
                 return None
@@ -188,10 +170,7 @@ async def _story_page(
                 "title": f"{noun.capitalize()} {row.reference}",
             }
 
-    try:
-        loaded = await run_in_threadpool(load)
-    except DATABASE_ERRORS:
-        return unavailable()
+    loaded = await in_thread(load)
     if loaded is None:
         return render(
             request,
@@ -209,7 +188,7 @@ async def collections_page(request: Request) -> Response:
     given["day"] = None  # a collection list has no day filter
 
     def load() -> tuple[list[Any], str | None]:
-        with read_session(request.app.state.engine) as session:
+        with read_session(engine_of(request)) as session:
             if given["q"]:
                 found = find_collection(session, given["q"] or "")
                 return ([] if found is None else [found]), None
@@ -222,10 +201,7 @@ async def collections_page(request: Request) -> Response:
             )
             return page.items, page.next_cursor
 
-    try:
-        items, next_cursor = await run_in_threadpool(load)
-    except DATABASE_ERRORS:
-        return unavailable()
+    items, next_cursor = await in_thread(load)
     path = "/console/collections"
     return render(
         request,

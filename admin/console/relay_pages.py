@@ -6,15 +6,16 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from admin.actions import relay as actions
+from admin.actions.relay import ReplayFilters
 from admin.console.findings_page import form_fields
-from admin.console.pages import PAGE_SIZE, unavailable
+from admin.console.pages import PAGE_SIZE
 from admin.console.render import back_to, page_link, render
-from admin.identity import audit
-from admin.unavailable import DATABASE_ERRORS
+from admin.errors import ConflictError, InvalidError, NotFoundError
+from admin.shell import actor_of, engine_of, in_thread
 from ledger.audit import AuditAction, AuditQuery, decode_audit_cursor, list_entries
 from ledger.db import read_session, write_session
 from ledger.events.types import RelayEventType
@@ -23,8 +24,6 @@ from reconcile.reports.errors import PeriodError
 from reconcile.reports.period import lagos_midnight_utc, parse_day
 from relay import endpoints as endpoint_ops
 from relay import queries
-from relay.errors import DeliveryStateError, EndpointNotFoundError
-from relay.replay import queue_again
 
 ENDPOINTS = "/console/endpoints"
 AUDIT = "/console/audit"
@@ -35,17 +34,14 @@ async def endpoints_page(request: Request) -> Response:
     """`/console/endpoints`: every endpoint with its pending count and newest deliveries."""
 
     def load() -> list[dict[str, Any]]:
-        with read_session(request.app.state.engine) as session:
+        with read_session(engine_of(request)) as session:
             endpoints = [e for e in endpoint_ops.listed(session) if e.removed_at is None]
             records = queries.endpoint_records(session, endpoints)
             for record in records:
                 record["recent"] = queries.recent_deliveries(session, record["id"], limit=RECENT)
             return records
 
-    try:
-        endpoints = await run_in_threadpool(load)
-    except DATABASE_ERRORS:
-        return unavailable()
+    endpoints = await in_thread(load)
     return render(
         request,
         "endpoints.html",
@@ -65,20 +61,18 @@ async def retry(request: Request) -> Response:
     delivery_id = _number(request.path_params["id"])
     if delivery_id is None:
         return back_to(ENDPOINTS, error="bad_delivery_id")
+    actor = actor_of(request)
 
     def store() -> None:
-        with write_session(request.app.state.engine) as session:
-            queries.retry_delivery(session, delivery_id, now=utcnow())
-            audit(request, session, AuditAction.DELIVERY_RETRY, f"delivery:{delivery_id}")
+        with write_session(engine_of(request)) as session:
+            actions.retry_delivery(session, actor, delivery_id, now=utcnow())
 
     try:
-        await run_in_threadpool(store)
-    except EndpointNotFoundError:
+        await in_thread(store)
+    except NotFoundError:
         return back_to(ENDPOINTS, error="not_found")
-    except DeliveryStateError:
+    except ConflictError:
         return back_to(ENDPOINTS, error="not_retryable")
-    except DATABASE_ERRORS:
-        return unavailable()
     return back_to(ENDPOINTS, done="retried")
 
 
@@ -88,35 +82,24 @@ async def replay(request: Request) -> Response:
     endpoint_id = _number(request.path_params["id"])
     if endpoint_id is None:
         return back_to(ENDPOINTS, error="bad_endpoint_id")
-    raw_type = (fields.get("type") or [""])[-1]
-    raw_since = (fields.get("since") or [""])[-1].strip()
-    failed_only = bool(fields.get("failed_only"))
-    try:
-        event_type = RelayEventType(raw_type) if raw_type else None
-        since = lagos_midnight_utc(parse_day(raw_since, option="since")) if raw_since else None
-    except (ValueError, PeriodError):
-        return back_to(ENDPOINTS, error="bad_replay")
-    detail = f"type={raw_type or 'any'} since={raw_since or 'any'} failed_only={failed_only}"
+    filters = ReplayFilters(
+        endpoint_id=endpoint_id,
+        type=(fields.get("type") or [""])[-1] or None,
+        since=(fields.get("since") or [""])[-1].strip() or None,
+        failed_only=bool(fields.get("failed_only")),
+    )
+    actor = actor_of(request)
 
     def store() -> int:
-        with write_session(request.app.state.engine) as session:
-            queued = queue_again(
-                session,
-                now=utcnow(),
-                endpoint_id=endpoint_id,
-                type=event_type,
-                since=since,
-                failed_only=failed_only,
-            )
-            audit(request, session, AuditAction.RELAY_REPLAY, f"endpoint:{endpoint_id}", detail)
-            return queued
+        with write_session(engine_of(request)) as session:
+            return actions.replay(session, actor, filters, now=utcnow())
 
     try:
-        await run_in_threadpool(store)
-    except EndpointNotFoundError:
+        await in_thread(store)
+    except InvalidError:
+        return back_to(ENDPOINTS, error="bad_replay")
+    except NotFoundError:
         return back_to(ENDPOINTS, error="not_found")
-    except DATABASE_ERRORS:
-        return unavailable()
     return back_to(ENDPOINTS, done="replayed")
 
 
@@ -158,13 +141,10 @@ async def audit_page(request: Request) -> Response:
     )
 
     def load() -> Any:
-        with read_session(request.app.state.engine) as session:
+        with read_session(engine_of(request)) as session:
             return list_entries(session, audit_query)
 
-    try:
-        page = await run_in_threadpool(load)
-    except DATABASE_ERRORS:
-        return unavailable()
+    page = await in_thread(load)
     return render(
         request,
         "audit.html",

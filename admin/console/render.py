@@ -1,9 +1,9 @@
-"""Rendering console pages: one Jinja2 environment (autoescape), one layout, a strict CSP."""
+"""Rendering console pages: the shared Jinja2 environment (web.templates), one layout, a
+strict CSP."""
 
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import secrets
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -12,11 +12,12 @@ import jinja2
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse
 
-from admin.findings_api import MAX_BULK_ACK
+from admin.actions.findings import MAX_BULK_ACK
 from admin.identity import CSRF_FIELD, Role, csrf_token, current_operator
 from ledger.findings import MAX_NOTE_CHARS
 from reconcile.reports.naira import naira, naira_text
 from reconcile.reports.period import lagos
+from web.templates import with_filters
 
 # No script at all; the one stylesheet is inline and carries this response's nonce; forms
 # post only back to us; nothing may frame the console.
@@ -72,22 +73,10 @@ def lagos_time(value: dt.datetime | None) -> str:
     return value.astimezone(lagos()).strftime("%Y-%m-%d %H:%M:%S")
 
 
-@functools.cache
 def environment() -> jinja2.Environment:
-    """The console's templates, loaded on first use, once a process."""
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("admin.console", "templates"),
-        # References, failure reasons, notes and operator names come from outside: every
-        # value is escaped unless a template marks it safe (none does).
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        auto_reload=False,
-    )
-    env.filters.update(naira=naira, naira_text=naira_text, lagos=lagos_time)
-    env.filters["thousands"] = "{:,}".format
-    return env
+    """The shared environment (web.templates) with the console's filters; its templates are
+    admin/console/templates, under `console/`."""
+    return with_filters(naira=naira, naira_text=naira_text, lagos=lagos_time)
 
 
 def render(request: Request, template: str, *, status: int = 200, **context: Any) -> HTMLResponse:
@@ -96,7 +85,7 @@ def render(request: Request, template: str, *, status: int = 200, **context: Any
     operator = current_operator(request)
     html = (
         environment()
-        .get_template(template)
+        .get_template(f"console/{template}")
         .render(
             nonce=nonce,
             operator=operator,

@@ -7,17 +7,14 @@ import json
 import click
 from sqlalchemy.exc import DBAPIError, OperationalError
 
-from ledger.audit import AuditAction
-from ledger.checks import check_dict, list_checks, prune_checks
+from admin.actions.checks import PRUNE_BATCH, prune_batch
+from ledger.checks import check_dict, list_checks
 from ledger.db import read_session, write_session
 from ledger.errors import DatabaseUnavailableError
 from ledger.queries import find_transfer
 from ledger.types import utcnow
-from payrecon.actor import audit_cli
+from payrecon.actor import cli_operator
 from payrecon.context import app_context, fail
-
-# Rows deleted per transaction, so a first prune of a big ledger never holds one huge lock.
-PRUNE_BATCH = 10_000
 
 
 @click.group()
@@ -55,15 +52,12 @@ def checks_prune(ctx: click.Context) -> None:
     keep_days = context.settings().checks_keep_days
     engine = context.engine()
     now = utcnow()
+    actor = cli_operator()
     total = 0
     try:
         while True:
             with write_session(engine) as session:
-                deleted = prune_checks(session, keep_days=keep_days, now=now, batch=PRUNE_BATCH)
-                # One row per batch, in the batch's transaction: a prune cut short by a crash
-                # is audited as far as it went (and a run deleting nothing still leaves a row).
-                detail = f"deleted {deleted} provider checks older than {keep_days} days"
-                audit_cli(session, AuditAction.CHECKS_PRUNE, None, detail, now=utcnow())
+                deleted = prune_batch(session, actor, keep_days=keep_days, now=now)
             total += deleted
             if deleted < PRUNE_BATCH:
                 break

@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
-from sqlmodel import Session
 
-from admin.expected import (
-    parse_expected_collection,
-    parse_expected_collection_row,
-    register_collection,
-)
-from ledger.audit import AuditAction
+from admin.actions.payments import COLLECTIONS, collect
+from admin.expected import parse_expected_collection, parse_expected_collection_row
 from ledger.collections import collection_record, find_collection
 from ledger.db import read_session
 from ledger.errors import LedgerError
 from ledger.types import takes_text, utcnow
-from payments.collections import CollectionRequest, create_collection
+from payments.collections import CollectionRequest
 from payments.errors import CollectionError
-from payrecon.actor import audit_cli
+from payrecon.actor import cli_operator
 from payrecon.clients import make_client
 from payrecon.commands.payout import EXIT_FOR_KIND
 from payrecon.context import EXIT_USAGE, app_context, fail
@@ -75,9 +69,7 @@ def create(
         fail(str(exc), EXIT_USAGE)
     try:
         with client:
-            result = create_collection(
-                app.engine(), client, request, now=utcnow(), on_intent=_audited(request)
-            )
+            result = collect(app.engine(), client, cli_operator(), request, now=utcnow())
     except CollectionError as exc:
         field = getattr(exc, "field", None)
         prefix = f"--{field.replace('_', '-')}: " if field else ""
@@ -108,17 +100,6 @@ def describe(record: dict[str, Any], *, created: bool | None = None) -> str:
     )
 
 
-def _audited(request: CollectionRequest) -> Callable[[Session], None]:
-    """The audit row of a created collection, written with its intent."""
-
-    def audited(session: Session) -> None:
-        subject = f"collection:{request.reference}"
-        detail = f"amount {request.amount} kobo"
-        audit_cli(session, AuditAction.COLLECTION_CREATE, subject, detail, now=utcnow())
-
-    return audited
-
-
 @collection.command("expect")
 @click.option("--reference", required=True, help="The merchant's reference.")
 @click.option("--amount", required=True, type=KOBO, help="Expected amount in kobo.")
@@ -130,9 +111,7 @@ def expect(ctx: click.Context, reference: str, amount: int, expires_at: str | No
         app_context(ctx).engine(),
         {"reference": reference, "amount": amount, "expires_at": expires_at},
         parse=parse_expected_collection,
-        register=register_collection,
-        action=AuditAction.COLLECTION_EXPECT,
-        subject="collection",
+        registry=COLLECTIONS,
     )
 
 
@@ -156,8 +135,7 @@ def import_file(ctx: click.Context, file: Path, as_json: bool) -> None:
         app.engine(),
         file,
         parsed,
-        register=register_collection,
-        action=AuditAction.COLLECTION_EXPECT,
+        registry=COLLECTIONS,
         as_json=as_json,
     )
 

@@ -14,20 +14,15 @@ from rich.markup import escape
 from rich.table import Table
 from sqlalchemy.exc import DBAPIError, OperationalError
 
-from ledger.audit import AuditAction
+from admin.actions import relay as actions
+from admin.errors import AdminError, InvalidError
 from ledger.db import read_session, write_session
 from ledger.errors import DatabaseUnavailableError
 from ledger.events.types import DEFAULT_TYPES
 from ledger.types import utcnow
-from payrecon.actor import audit_cli
+from payrecon.actor import cli_operator
 from payrecon.context import EXIT_USAGE, AppContext, app_context, fail
 from relay import endpoints as ops
-from relay.errors import (
-    EndpointInputError,
-    EndpointNotFoundError,
-    RotationError,
-    SecretKeyError,
-)
 from relay.keys import SecretBox
 from relay.queries import endpoint_record, endpoint_records, parse_row_id
 
@@ -43,19 +38,18 @@ def endpoints() -> None:
 
 def _box(app: AppContext) -> SecretBox:
     try:
-        return app.settings().secret_box()
-    except SecretKeyError as exc:
-        fail(str(exc), EXIT_USAGE)
+        return actions.secret_box(app.settings())
+    except AdminError as exc:
+        fail(exc.message, EXIT_USAGE)
 
 
 def _run(work: Callable[[], T]) -> T:
-    """`work`, with an unknown id or bad input as exit 2 and a silent database as exit 1."""
+    """`work`, with an unknown id, bad input or a missing key as exit 2 and a silent database
+    as exit 1."""
     try:
         return work()
-    except (EndpointNotFoundError, EndpointInputError, RotationError) as exc:
-        fail(str(exc), EXIT_USAGE)
-    except SecretKeyError as exc:
-        fail(str(exc), EXIT_USAGE)
+    except AdminError as exc:
+        fail(exc.message, EXIT_USAGE)
     except (DatabaseUnavailableError, OperationalError, DBAPIError) as exc:
         fail(f"database unavailable: {exc}")
 
@@ -83,28 +77,25 @@ def add(
     allow = app.settings().relay_allow_networks
     try:
         # Checked before the database is opened: a typo costs no connection.
-        ops.check_url(url, allow=allow)
-        ops.check_types(events)
-        ops.check_description(description)
-    except EndpointInputError as exc:
-        option = {"url": "URL", "events": "--events", "description": "--description"}[exc.field]
-        fail(f"{option}: {exc}", EXIT_USAGE)
+        actions.check_endpoint(url, events, description, allow=allow)
+    except InvalidError as exc:
+        option = {"url": "URL", "events": "--events", "description": "--description"}
+        fail(f"{option.get(exc.field or 'url', 'URL')}: {exc.message}", EXIT_USAGE)
     secret_box = _box(app)
     engine = app.engine()
 
     def create() -> tuple[dict[str, Any], str]:
         with write_session(engine) as session:
-            endpoint, secret = ops.add(
+            endpoint, secret = actions.add_endpoint(
                 session,
+                cli_operator(),
                 secret_box,
                 url=url,
-                types=events,
+                events=events,
                 description=description,
-                now=utcnow(),
                 allow=allow,
+                now=utcnow(),
             )
-            subject = f"endpoint:{endpoint.id}"
-            audit_cli(session, AuditAction.ENDPOINT_ADD, subject, url, now=utcnow())
             return endpoint_record(endpoint), secret
 
     record, secret = _run(create)
@@ -177,12 +168,7 @@ def _set_enabled(ctx: click.Context, text: str, enabled: bool) -> None:
 
     def change() -> None:
         with write_session(engine) as session:
-            reason = None if enabled else "disabled by an operator"
-            before = ops.audited_fields(ops.get(session, endpoint_id, for_update=True))
-            endpoint = ops.set_enabled(session, endpoint_id, enabled, now=utcnow(), reason=reason)
-            detail = ops.change_detail(before, ops.audited_fields(endpoint))
-            subject = f"endpoint:{endpoint_id}"
-            audit_cli(session, AuditAction.ENDPOINT_UPDATE, subject, detail, now=utcnow())
+            actions.set_enabled(session, cli_operator(), endpoint_id, enabled, now=utcnow())
 
     _run(change)
     click.echo(f"endpoint {endpoint_id} {'enabled' if enabled else 'disabled'}")
@@ -214,8 +200,7 @@ def remove(ctx: click.Context, endpoint_id: str) -> None:
 
     def change() -> None:
         with write_session(engine) as session:
-            ops.remove(session, row_id, now=utcnow())
-            audit_cli(session, AuditAction.ENDPOINT_REMOVE, f"endpoint:{row_id}", now=utcnow())
+            actions.remove_endpoint(session, cli_operator(), row_id, now=utcnow())
 
     _run(change)
     click.echo(f"endpoint {row_id} removed (its delivery history is kept)")
@@ -234,8 +219,9 @@ def rotate_secret(ctx: click.Context, endpoint_id: str, as_json: bool) -> None:
 
     def rotate() -> tuple[str | None, str]:
         with write_session(engine) as session:
-            endpoint, secret = ops.rotate_secret(session, secret_box, row_id, now=utcnow())
-            audit_cli(session, AuditAction.ENDPOINT_ROTATE, f"endpoint:{row_id}", now=utcnow())
+            endpoint, secret = actions.rotate_secret(
+                session, cli_operator(), secret_box, row_id, now=utcnow()
+            )
             return endpoint_record(endpoint)["previous_secret_until"], secret
 
     until, secret = _run(rotate)
@@ -260,10 +246,7 @@ def reseal(ctx: click.Context) -> None:
 
     def run() -> int:
         with write_session(engine) as session:
-            count = ops.reseal_all(session, secret_box, now=utcnow())
-            detail = f"{count} endpoint(s) sealed again with the first key"
-            audit_cli(session, AuditAction.ENDPOINT_RESEAL, None, detail, now=utcnow())
-            return count
+            return actions.reseal(session, cli_operator(), secret_box, now=utcnow())
 
     count = _run(run)
     click.echo(

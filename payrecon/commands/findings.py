@@ -15,16 +15,13 @@ from rich.table import Table
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlmodel import Session
 
-from admin.errors import MissingFindingsError, UnknownOperatorError
-from admin.operator_names import is_operator
-from ledger.audit import AuditAction
+from admin.actions import findings as actions
+from admin.errors import InvalidError, MissingFindingsError
 from ledger.db import read_session, write_session
-from ledger.errors import DatabaseUnavailableError, NoteError
-from ledger.events.findings import acknowledge_finding
-from ledger.findings import add_note, assign_finding, check_note
+from ledger.errors import DatabaseUnavailableError
 from ledger.queries import MAX_ROW_ID
 from ledger.types import FindingKind, utcnow
-from payrecon.actor import audit_cli, cli_actor
+from payrecon.actor import cli_operator
 from payrecon.context import EXIT_USAGE, app_context, fail
 from reconcile.reports.findings import list_findings
 from reconcile.reports.naira import naira_text
@@ -132,7 +129,7 @@ def _change(ctx: click.Context, change: Callable[[Session], str], *, several: bo
             line = change(session)
     except MissingFindingsError as exc:
         fail(f"{exc}; nothing changed" if several else str(exc))
-    except UnknownOperatorError as exc:
+    except InvalidError as exc:
         fail(str(exc), EXIT_USAGE)
     except (DatabaseUnavailableError, OperationalError, DBAPIError) as exc:
         fail(f"database unavailable: {exc}")
@@ -151,23 +148,14 @@ def findings_ack(ctx: click.Context, finding_ids: tuple[int, ...], note: str) ->
     if not finding_ids:
         fail("give at least one finding ID", EXIT_USAGE)
     try:
-        note = check_note(note)
-    except NoteError as exc:
-        fail(f"--note: {exc}", EXIT_USAGE)
+        note = actions.checked_note(note)
+    except InvalidError as exc:
+        fail(f"--note: {exc.message}", EXIT_USAGE)
     ids = list(dict.fromkeys(finding_ids))
-    author = cli_actor()
 
     def change(session: Session) -> str:
-        kinds = []
-        for finding_id in ids:
-            finding = acknowledge_finding(
-                session, finding_id=finding_id, note=note, now=utcnow(), author=author
-            )
-            if finding is None:
-                raise MissingFindingsError([finding_id])
-            audit_cli(session, AuditAction.FINDING_ACK, f"finding:{finding_id}", note, now=utcnow())
-            kinds.append(f"acknowledged finding {finding_id} ({finding.kind})")
-        return "\n".join(kinds)
+        done = actions.acknowledge(session, cli_operator(), ids, note, now=utcnow())
+        return "\n".join(f"acknowledged finding {f.id} ({f.kind})" for f in done)
 
     _change(ctx, change, several=len(ids) > 1)
 
@@ -183,18 +171,7 @@ def findings_assign(ctx: click.Context, finding_id: int, name: str | None, nobod
         fail("give an operator NAME or --nobody", EXIT_USAGE)
 
     def change(session: Session) -> str:
-        if name is not None and not is_operator(session, name):
-            raise UnknownOperatorError(f"no operator is named {name!r}")
-        finding = assign_finding(session, finding_id=finding_id, assignee=name, now=utcnow())
-        if finding is None:
-            raise MissingFindingsError([finding_id])
-        audit_cli(
-            session,
-            AuditAction.FINDING_ASSIGN,
-            f"finding:{finding_id}",
-            name or "nobody",
-            now=utcnow(),
-        )
+        actions.assign(session, cli_operator(), finding_id, name, now=utcnow())
         return f"finding {finding_id} assigned to {name or 'nobody'}"
 
     _change(ctx, change)
@@ -207,15 +184,12 @@ def findings_assign(ctx: click.Context, finding_id: int, name: str | None, nobod
 def findings_note(ctx: click.Context, finding_id: int, text: str) -> None:
     """Add a note to finding ID (kept with its author and time)."""
     try:
-        text = check_note(text)
-    except NoteError as exc:
-        fail(f"TEXT: {exc}", EXIT_USAGE)
-    author = cli_actor()
+        text = actions.checked_note(text)
+    except InvalidError as exc:
+        fail(f"TEXT: {exc.message}", EXIT_USAGE)
 
     def change(session: Session) -> str:
-        if add_note(session, finding_id=finding_id, author=author, note=text, now=utcnow()) is None:
-            raise MissingFindingsError([finding_id])
-        audit_cli(session, AuditAction.FINDING_NOTE, f"finding:{finding_id}", text, now=utcnow())
+        actions.note(session, cli_operator(), finding_id, text, now=utcnow())
         return f"note added to finding {finding_id}"
 
     _change(ctx, change)

@@ -10,19 +10,13 @@ from typing import Any, TypeVar
 import click
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from ledger.audit import AuditAction
+from admin.actions import operators as actions
 from ledger.db import read_session, write_session
 from ledger.errors import DatabaseUnavailableError, OperatorError
 from ledger.models import OperatorAccount
-from ledger.operators import (
-    add_operator,
-    check_name,
-    end_sessions,
-    list_operators,
-    revoke_operator,
-)
+from ledger.operators import check_name, list_operators
 from ledger.types import utcnow
-from payrecon.actor import audit_cli
+from payrecon.actor import cli_operator
 from payrecon.context import EXIT_USAGE, app_context, fail
 
 T = TypeVar("T")
@@ -69,9 +63,7 @@ def operators_add(ctx: click.Context, name: str, role: str, as_json: bool) -> No
     def add() -> tuple[dict[str, Any], str]:
         now = utcnow()
         with write_session(engine) as session:
-            account, token = add_operator(session, name=name, role=role, now=now)
-            subject = f"operator:{name}"
-            audit_cli(session, AuditAction.OPERATOR_ADD, subject, f"role {role}", now=now)
+            account, token = actions.add(session, cli_operator(), name, role, now=now)
             return _record(account), token
 
     record, token = _run(add)
@@ -116,10 +108,7 @@ def operators_revoke(ctx: click.Context, name: str) -> None:
     def revoke() -> int:
         now = utcnow()
         with write_session(engine) as session:
-            ended = revoke_operator(session, name=name, now=now)
-            detail = f"{ended} session(s) ended"
-            audit_cli(session, AuditAction.OPERATOR_REVOKE, f"operator:{name}", detail, now=now)
-            return ended
+            return actions.revoke(session, cli_operator(), name, now=now)
 
     ended = _run(revoke)
     click.echo(f"revoked operator {name}; {ended} session(s) ended")
@@ -141,11 +130,7 @@ def operators_end_sessions(ctx: click.Context, name: str | None, everyone: bool)
     def end() -> int:
         now = utcnow()
         with write_session(engine) as session:
-            ended = end_sessions(session, operator=name, now=now)
-            subject = "operator:*" if name is None else f"operator:{name}"
-            detail = f"{ended} session(s) ended"
-            audit_cli(session, AuditAction.SESSIONS_END, subject, detail, now=now)
-            return ended
+            return actions.end_all_sessions(session, cli_operator(), name, now=now)
 
     ended = _run(end)
     click.echo(f"{ended} session(s) of {'every operator' if name is None else name} ended")

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 
 import click
-from sqlmodel import Session
 
-from ledger.audit import AuditAction
+from admin.actions.payments import pay_out
 from ledger.errors import LedgerError
 from ledger.types import utcnow
 from payments.errors import PayoutError, PayoutErrorKind
-from payments.payouts import Confirm, PayoutRequest, Recipient, send_payout
-from payrecon.actor import audit_cli
+from payments.payouts import Confirm, PayoutRequest, Recipient
+from payrecon.actor import cli_operator
 from payrecon.clients import make_client
 from payrecon.context import EXIT_RUNTIME, EXIT_USAGE, app_context, fail
 from payrecon.errors import ConfigError
@@ -71,13 +69,8 @@ def send(
     confirm = _asker(settings.fee_schedule) if ask else None
     try:
         with client:
-            result = send_payout(
-                app.engine(),
-                client,
-                request,
-                now=utcnow(),
-                confirm=confirm,
-                on_intent=functools.partial(_audit_payout, request),
+            result = pay_out(
+                app.engine(), client, cli_operator(), request, now=utcnow(), confirm=confirm
             )
     except _DeclinedError:
         fail(f"{reference}: not sent (you answered no); nothing was paid or recorded")
@@ -101,12 +94,6 @@ def send(
 
 class _DeclinedError(Exception):
     """The person at the terminal answered no."""
-
-
-def _audit_payout(request: PayoutRequest, session: Session) -> None:
-    detail = f"amount {request.amount} kobo to {request.bank_code}/{request.account_number}"
-    subject = f"transfer:{request.reference}"
-    audit_cli(session, AuditAction.PAYOUT_CREATE, subject, detail, now=utcnow())
 
 
 def _describe(request: PayoutRequest, recipient: Recipient, fees: FeeSchedule | None) -> str:

@@ -9,16 +9,18 @@ import signal
 import click
 import structlog
 
-from ledger.audit import AuditAction
+from admin.actions import relay as actions
+from admin.actions.relay import ReplayFilters
+from admin.errors import InvalidError, NotFoundError
 from ledger.db import write_session
 from ledger.errors import LeaseHeldError, LedgerError
 from ledger.types import utcnow
-from payrecon.actor import audit_cli
+from payrecon.actor import cli_operator
 from payrecon.context import EXIT_RUNTIME, EXIT_USAGE, app_context, fail
 from payrecon.errors import ConfigError
 from payrecon.monitoring import metrics_port_option, monitored
 from payrecon.wiring import make_worker
-from relay.errors import EndpointNotFoundError, RelayError
+from relay.errors import RelayError
 from relay.metrics import WorkerMetrics, register_relay_metrics
 from relay.worker import Summary, Worker
 
@@ -113,41 +115,16 @@ def replay(
     as_json: bool,
 ) -> None:
     """Queue events again (same event ids) as new pending deliveries."""
-    from ledger.events.types import RelayEventType
-    from reconcile.reports.errors import PeriodError
-    from reconcile.reports.period import lagos_midnight_utc, parse_day
-    from relay.replay import queue_again
-
-    kind = None
-    if event_type is not None:
-        try:
-            kind = RelayEventType(event_type.strip())
-        except ValueError:
-            known = ", ".join(sorted(RelayEventType))
-            fail(f"--type: unknown event type {event_type!r} (known: {known})", EXIT_USAGE)
-    start = None
-    if since is not None:
-        try:
-            start = lagos_midnight_utc(parse_day(since, option="--since"))
-        except PeriodError as exc:
-            fail(str(exc), EXIT_USAGE)
+    filters = ReplayFilters(
+        endpoint_id=endpoint_id, type=event_type, since=since, failed_only=failed_only
+    )
     engine = app_context(ctx).engine()
     try:
         with write_session(engine) as session:
-            queued = queue_again(
-                session,
-                now=utcnow(),
-                endpoint_id=endpoint_id,
-                type=kind,
-                since=start,
-                failed_only=failed_only,
-            )
-            filters = {"endpoint": endpoint_id, "type": kind, "since": since}
-            detail = " ".join(f"{k}={v}" for k, v in filters.items() if v is not None)
-            detail = f"{queued} queued" + (f" ({detail})" if detail else "")
-            detail += " failed only" if failed_only else ""
-            audit_cli(session, AuditAction.RELAY_REPLAY, None, detail, now=utcnow())
-    except EndpointNotFoundError as exc:
+            queued = actions.replay(session, cli_operator(), filters, now=utcnow())
+    except InvalidError as exc:
+        fail(f"--{exc.field}: {exc.message}", EXIT_USAGE)
+    except NotFoundError as exc:
         fail(str(exc), EXIT_USAGE)
     except LedgerError as exc:
         fail(f"database unavailable: {exc}", EXIT_RUNTIME)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from admin.expected import parse_expected, parse_expected_row, register
-from ledger.audit import AuditAction
+from admin.actions.payments import TRANSFERS
+from admin.expected import parse_expected, parse_expected_row
 from payrecon.commands.payout import send
 from payrecon.context import app_context
 from payrecon.csvimport import parse_rows, register_all, register_one
@@ -43,9 +43,7 @@ def expect(
             "provider_reference": provider_reference,
         },
         parse=parse_expected,
-        register=register,
-        action=AuditAction.EXPECTED_REGISTER,
-        subject="transfer",
+        registry=TRANSFERS,
     )
 
 
@@ -66,7 +64,6 @@ def import_file(ctx: click.Context, file: Path, as_json: bool) -> None:
         app.engine(),
         file,
         parsed,
-        register=register,
-        action=AuditAction.EXPECTED_REGISTER,
+        registry=TRANSFERS,
         as_json=as_json,
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import functools
 from dataclasses import dataclass
 
 import jinja2
@@ -13,6 +12,7 @@ from reconcile.durations import describe_duration
 from reconcile.reports.charts import bar_chart, hbar_chart
 from reconcile.reports.model import STATUSES, Report
 from reconcile.reports.naira import naira, naira_text
+from web.templates import with_filters
 
 HTML_ROW_LIMIT = 500  # beyond this a page stops being readable; the CSV has every row
 FINDING_COLUMNS = 7  # Id, Kind, Reference, Amount, Detail, What to do, Status
@@ -43,25 +43,10 @@ class Card:
     alert: bool = False
 
 
-@functools.cache
 def environment() -> jinja2.Environment:
-    """The page templates (reconcile/reports/templates), loaded on first use, once a process."""
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("reconcile.reports", "templates"),
-        # Every value a template prints is escaped unless it is marked safe: the page shows
-        # references and details that senders and the provider wrote.
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        # Package data does not change under a running process: no stat of every template
-        # on every render.
-        auto_reload=False,
-    )
-    env.filters.update(naira=naira, naira_text=naira_text, duration=describe_duration)
-    env.filters["thousands"] = "{:,}".format
-    return env
+    """The shared environment (web.templates) with the report's filters; its templates are
+    reconcile/reports/templates, under `report/`."""
+    return with_filters(naira=naira, naira_text=naira_text, duration=describe_duration)
 
 
 def render_html(
@@ -70,7 +55,7 @@ def render_html(
     """The whole page as one string; `forms` adds the period picker and acknowledge forms."""
     findings = report.open_findings[:HTML_ROW_LIMIT]
     kinds = list(report.as_dict()["findings"].items())
-    template = environment().get_template("report.html")
+    template = environment().get_template("report/report.html")
     return template.render(
         report=report,
         title=f"Finance report — {report.period.describe()}",

@@ -17,10 +17,15 @@ from ledger.operators import add_operator, revoke_operator, secret_hash, start_s
 from ledger.types import utcnow
 from payrecon.app import create_app
 from payrecon.settings import load_settings
+from tests.support.apps import (  # noqa: F401 (fixtures of the admin API tests)
+    ADMIN,
+    RELAY_KEYS,
+    bearer,
+    receiver_url,
+    stack,
+    start_receiver,
+)
 from tests.support.servers import running_server
-
-ADMIN = "admin-token-0123456789"
-RELAY_KEYS = "relay-key-0123456789-abcdefghijklmnopq"
 
 
 @dataclass(frozen=True)
@@ -30,11 +35,6 @@ class Cast:
     url: str
     tokens: dict[str, str]
     expired_session: str
-
-
-def bearer(token: str) -> dict[str, str]:
-    """The Authorization header for `token`."""
-    return {"authorization": f"Bearer {token}"}
 
 
 def seed_operators(engine: Engine) -> tuple[dict[str, str], str]:

@@ -19,9 +19,9 @@ from ledger.types import FindingKind, utcnow
 from payrecon.actor import cli_actor
 from payrecon.cli import cli
 from tests.integration.admin.conftest import ADMIN, Cast, audit_rows, bearer
-from tests.integration.receiver.conftest import payout_stack
 from tests.integration.relay.conftest import add_transfer, emit, record_attempt
 from tests.support import relay as relay_support
+from tests.support.apps import payout_stack
 
 
 def _cli(database_url: str, *args: str) -> Result:

@@ -49,7 +49,7 @@ def test_a_refused_acknowledge_from_a_browser_is_an_html_page(cast: Cast, engine
     )
     scripted = httpx.post(url, data={"note": "seen"}, headers=bearer(cast.tokens["viewer"]))
     anonymous = httpx.post(url, data={"note": "seen"}, headers=BROWSER)
-    for answer, status in ((refused, 403), (blank, 400), (unknown, 404), (anonymous, 401)):
+    for answer, status in ((refused, 403), (blank, 422), (unknown, 404), (anonymous, 401)):
         assert answer.status_code == status
         assert answer.headers["content-type"].startswith("text/html"), answer.text
         assert answer.text.startswith("<!doctype html>") and '"error"' not in answer.text

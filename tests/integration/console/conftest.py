@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from tests.integration.receiver.conftest import receiver_url, start_receiver
+from tests.support.apps import receiver_url, start_receiver
 
 __all__ = ["receiver_url", "start_receiver"]

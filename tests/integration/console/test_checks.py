@@ -15,7 +15,7 @@ from payrecon.settings import load_settings
 from provider.errors import NotFoundError, ProviderUnavailableError
 from reconcile.poller import run_pass
 from tests.integration.console.seed import T0, FakeProvider, transaction, transfer
-from tests.integration.receiver.conftest import ADMIN, StartReceiver
+from tests.support.apps import ADMIN, StartReceiver
 
 AUTH = {"authorization": f"Bearer {ADMIN}"}
 

@@ -21,7 +21,7 @@ from ledger.models import Finding, RelayDelivery, RelayEndpoint, Transfer
 from ledger.operators import add_operator
 from ledger.types import FindingKind, utcnow
 from tests.integration.console.seed import finding, transfer
-from tests.integration.receiver.conftest import ADMIN, StartReceiver
+from tests.support.apps import ADMIN, StartReceiver
 
 HOSTILE = '<script>alert("x")</script>\'"&' + "W" * 300
 AUTH = {"authorization": f"Bearer {ADMIN}"}

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.integration.receiver.conftest import ADMIN
+from tests.support.apps import ADMIN
 
 # Strings a hostile sender would try: NUL (PostgreSQL's text refuses it), lone surrogates (no
 # encoding stores them), line breaks, bidi and BOM marks, SQL and format syntax, astral planes.

@@ -12,7 +12,7 @@ from sqlalchemy import select as sql_select
 
 from ledger.db import read_session
 from ledger.models import Delivery
-from tests.integration.receiver.conftest import StartReceiver
+from tests.support.apps import StartReceiver
 from tests.support.webhooks import encode, success_body
 
 

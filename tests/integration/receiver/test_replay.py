@@ -11,7 +11,7 @@ from ledger.db import read_session, write_session
 from ledger.models import Delivery, Transfer, WebhookEvent
 from ledger.types import utcnow
 from receiver.replay import replay
-from tests.integration.receiver.conftest import StartReceiver
+from tests.support.apps import StartReceiver
 from tests.support.webhooks import encode, failed_body, success_body
 
 COLUMNS = (

@@ -20,7 +20,7 @@ from ledger.models import Delivery, Transfer, WebhookEvent
 from payrecon.app import create_app
 from payrecon.logconfig import configure_logging
 from payrecon.settings import load_settings
-from tests.integration.receiver.conftest import ADMIN, StartReceiver
+from tests.support.apps import ADMIN, StartReceiver
 from tests.support.servers import running_server
 from tests.support.webhooks import encode, failed_body, success_body
 

@@ -9,7 +9,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from admin.identity import Handler, Operator, Role
+from admin.answers import EXCEPTION_HANDLERS
+from admin.identity import Handler, Operator, Role, Surface, wants_html
 from admin.reports_page import acknowledge, reports_page, summary_api
 
 
@@ -17,6 +18,7 @@ def _as_finance(handler: Handler) -> Handler:
     async def settled(request: Request) -> Response:
         request.state.operator = Operator("fiona", Role.FINANCE)
         request.state.csrf_token = "csrf-of-the-test"
+        request.state.surface = Surface.REPORT if wants_html(request) else Surface.API
         return await handler(request)
 
     return settled
@@ -29,7 +31,8 @@ def report_app(engine: Engine) -> Starlette:
             Route("/api/reports/summary", _as_finance(summary_api), methods=["GET"]),
             Route("/reports", _as_finance(reports_page), methods=["GET"]),
             Route("/reports/findings/{id:int}/ack", _as_finance(acknowledge), methods=["POST"]),
-        ]
+        ],
+        exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
     )
     app.state.engine = engine
     return app

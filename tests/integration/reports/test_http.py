@@ -98,8 +98,8 @@ def test_acknowledge_marks_the_finding_and_redirects_back(engine: Engine) -> Non
 
 
 def test_acknowledge_refuses_unknown_ids_and_empty_notes(engine: Engine) -> None:
-    """Unknown finding → 404 JSON; a blank note, or one with a NUL or a lone surrogate → 400
-    JSON, and the finding stays unacknowledged."""
+    """Unknown finding → 404 JSON; a blank note or one with a NUL → 422 naming the note, as the
+    API answers (a lone surrogate → 400), and the finding stays unacknowledged."""
     finding_id = _ledger(engine)
     with running_server(report_app(engine)) as base:
         unknown = httpx.post(f"{base}/reports/findings/9999/ack", data={"note": "x"})
@@ -115,9 +115,13 @@ def test_acknowledge_refuses_unknown_ids_and_empty_notes(engine: Engine) -> None
             assert untouched is not None and untouched.acknowledged_at is None
         as_json = httpx.post(f"{base}/reports/findings/{finding_id}/ack", json={"note": "ok"})
     assert unknown.status_code == 404 and unknown.json()["error"] == "not_found"
-    assert empty.status_code == 400 and empty.json()["error"] == "note_required"
+    assert (empty.status_code, empty.json()["error"], empty.json()["field"]) == (
+        422,
+        "invalid",
+        "note",
+    )
     # A NUL was a 503 on PostgreSQL (the driver refused it), a lone surrogate a 500.
-    assert (nul.status_code, nul.json()["error"]) == (400, "invalid_note")
+    assert (nul.status_code, nul.json()["error"], nul.json()["field"]) == (422, "invalid", "note")
     # A lone surrogate is no Unicode text: the body reader refuses it before the note is read.
     assert (half.status_code, half.json()["error"]) == (400, "malformed_json")
     assert as_json.status_code == 303 and as_json.headers["location"] == "/reports"

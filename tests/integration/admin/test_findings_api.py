@@ -14,7 +14,7 @@ from ledger.findings import MAX_NOTE_CHARS
 from ledger.models import Collection, RelayEvent
 from ledger.types import FindingKind
 from tests.integration.console.seed import T0, finding, transfer
-from tests.integration.receiver.conftest import ADMIN
+from tests.support.apps import ADMIN
 
 AUTH = {"authorization": f"Bearer {ADMIN}"}
 

@@ -8,7 +8,7 @@ from sqlalchemy import Engine, func, select
 
 from ledger.db import read_session
 from ledger.models import Transfer
-from tests.integration.receiver.conftest import ADMIN
+from tests.support.apps import ADMIN
 
 AUTH = {"authorization": f"Bearer {ADMIN}", "content-type": "application/json"}
 # Raw JSON tokens for the amount: each is valid JSON, none is a JSON integer of kobo in range.

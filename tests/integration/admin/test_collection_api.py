@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.integration.receiver.conftest import ADMIN
+from tests.support.apps import ADMIN
 
 AUTH = {"authorization": f"Bearer {ADMIN}"}
 

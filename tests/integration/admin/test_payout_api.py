@@ -10,7 +10,7 @@ from sqlalchemy import Engine
 
 from payrecon.app import create_app
 from payrecon.settings import load_settings
-from tests.integration.receiver.conftest import ADMIN, payout_stack
+from tests.support.apps import ADMIN, payout_stack
 from tests.support.servers import running_server
 
 AUTH = {"authorization": f"Bearer {ADMIN}"}

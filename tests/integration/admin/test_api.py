@@ -9,7 +9,7 @@ from sqlalchemy import Engine, func, select
 
 from ledger.db import read_session
 from ledger.models import Transfer
-from tests.integration.receiver.conftest import ADMIN, StartReceiver
+from tests.support.apps import ADMIN, StartReceiver
 from tests.support.webhooks import encode, success_body
 
 AUTH = {"authorization": f"Bearer {ADMIN}"}

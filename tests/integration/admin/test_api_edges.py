@@ -10,7 +10,7 @@ import pytest
 
 from payrecon.app import create_app
 from payrecon.settings import load_settings
-from tests.integration.receiver.conftest import ADMIN
+from tests.support.apps import ADMIN
 from tests.support.servers import free_port, running_server
 
 AUTH = {"authorization": f"Bearer {ADMIN}"}
