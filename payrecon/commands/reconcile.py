@@ -20,7 +20,7 @@ from payrecon.clients import make_async_client
 from payrecon.context import EXIT_FINDINGS, EXIT_RUNTIME, EXIT_USAGE, app_context, fail
 from payrecon.errors import ConfigError
 from payrecon.settings import Settings
-from payrecon.wiring import make_alert_sink
+from payrecon.wiring import alert_rules, make_alert_sink
 from provider.client import AsyncProviderClient
 from reconcile.alert_text import job_failed_alert
 from reconcile.alerts import AlertSink, send_keyed_alert
@@ -146,6 +146,7 @@ def run(ctx: click.Context) -> None:
             title=title,
             body=body,
             now=now,
+            rules=alert_rules(reconciler.settings),
         )
 
     try:
