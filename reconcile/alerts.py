@@ -172,12 +172,14 @@ def _claim_and_plan(
     # guard, and write down which row carries which finding (alert_book's module docstring).
     outbox = _Outbox()
     book.take_turn(session=session)
+    hour = _hour_start(now)
+    # Counted before claiming: a claimed row is a message only once the plan says so.
+    sent_this_hour = book.messages_since(hour, session=session)
     won = book.claim(items, session=session, now=now)
     mine = [item for item in items if item.key in won]
     if not mine:
         return outbox
-    hour = _hour_start(now)
-    decided = plan(mine, rules, sent_this_hour=book.messages_since(hour, session=session))
+    decided = plan(mine, rules, sent_this_hour=sent_this_hour)
     for message in decided.messages:
         if not message.grouped:
             item = message.items[0]
