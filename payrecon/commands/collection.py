@@ -16,9 +16,10 @@ from admin.expected import (
     register_collection,
 )
 from ledger.audit import AuditAction
-from ledger.collections import collection_record, find_collection
+from ledger.collections import collection_record, expected_collection_row, find_collection
 from ledger.db import read_session
 from ledger.errors import LedgerError
+from ledger.models import Collection
 from ledger.types import takes_text, utcnow
 from payments.collections import CollectionRequest, create_collection
 from payments.errors import CollectionError
@@ -26,7 +27,7 @@ from payrecon.actor import audit_cli
 from payrecon.clients import make_client
 from payrecon.commands.payout import EXIT_FOR_KIND
 from payrecon.context import EXIT_USAGE, app_context, fail
-from payrecon.csvimport import parse_rows, register_all, register_one
+from payrecon.csvimport import Batched, CsvSource, check_rows, register_all, register_one
 from payrecon.errors import ConfigError
 from payrecon.params import KOBO, PAYOUT_KOBO
 from reconcile.reports.naira import naira
@@ -146,17 +147,17 @@ def import_file(ctx: click.Context, file: Path, as_json: bool) -> None:
     The whole file is checked first; nothing is written unless every row is valid.
     """
     app = app_context(ctx)
-    parsed = parse_rows(
-        file,
-        required=("reference", "amount"),
-        columns=IMPORT_COLUMNS,
-        parse=parse_expected_collection_row,
-    )
+    source = CsvSource(file, ("reference", "amount"), IMPORT_COLUMNS, parse_expected_collection_row)
+    check_rows(source)
     register_all(
         app.engine(),
-        file,
-        parsed,
+        source,
         register=register_collection,
+        batched=Batched(
+            Collection.__table__,  # type: ignore[attr-defined]
+            lambda expected: (expected.reference,),
+            expected_collection_row,
+        ),
         action=AuditAction.COLLECTION_EXPECT,
         as_json=as_json,
     )

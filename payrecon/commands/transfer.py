@@ -8,9 +8,11 @@ import click
 
 from admin.expected import parse_expected, parse_expected_row, register
 from ledger.audit import AuditAction
+from ledger.models import Transfer
+from ledger.queries import expected_transfer_row
 from payrecon.commands.payout import send
 from payrecon.context import app_context
-from payrecon.csvimport import parse_rows, register_all, register_one
+from payrecon.csvimport import Batched, CsvSource, check_rows, register_all, register_one
 from payrecon.params import KOBO
 
 IMPORT_COLUMNS = ("reference", "amount", "fee", "provider_reference")
@@ -59,14 +61,17 @@ def import_file(ctx: click.Context, file: Path, as_json: bool) -> None:
     The whole file is checked first; nothing is written unless every row is valid.
     """
     app = app_context(ctx)
-    parsed = parse_rows(
-        file, required=("reference", "amount"), columns=IMPORT_COLUMNS, parse=parse_expected_row
-    )
+    source = CsvSource(file, ("reference", "amount"), IMPORT_COLUMNS, parse_expected_row)
+    check_rows(source)
     register_all(
         app.engine(),
-        file,
-        parsed,
+        source,
         register=register,
+        batched=Batched(
+            Transfer.__table__,  # type: ignore[attr-defined]
+            lambda expected: (expected.reference, expected.provider_reference),
+            expected_transfer_row,
+        ),
         action=AuditAction.EXPECTED_REGISTER,
         as_json=as_json,
     )
