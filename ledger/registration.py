@@ -6,28 +6,30 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Table, or_, select
+from sqlalchemy import Table
 from sqlmodel import Session
 
-from ledger.bulk import Bulk, table_columns
-
-# Keys per lookup statement: two IN lists of this many stay under SQLite's parameter cap.
-LOOKUP_CHUNK = 5_000
+from ledger.bulk import Bulk, Statement, table_columns
 
 
 def held_references(session: Session, table: Table, keys: Collection[str]) -> set[str]:
     """Those of `keys` that are a merchant's or a provider's reference in `table` already."""
+    if not keys:
+        return set()
+    bulk = Bulk(session.connection())
+    statements: list[Statement] = list(bulk.keyed_lookups_only())
+    # One statement per column, each searching its own unique index with the keys as one
+    # JSON parameter (`ledger.bulk`): expanded IN lists of thousands of parameters, on a
+    # table without statistics yet, had PostgreSQL scan the table for every batch.
+    for column in ("reference", "provider_reference"):
+        condition, parameter = bulk.key_set(column, keys)
+        # The table is a model's and the condition ledger.bulk's: no outside text reaches the SQL.
+        sql = f"SELECT reference, provider_reference FROM {table.name} WHERE {condition}"  # noqa: S608
+        statements.append(Statement(sql, (parameter,), returns_rows=True))
     held: set[str] = set()
-    ordered = sorted(keys)
-    for start in range(0, len(ordered), LOOKUP_CHUNK):
-        chunk = ordered[start : start + LOOKUP_CHUNK]
-        rows = session.execute(
-            select(table.c.reference, table.c.provider_reference).where(
-                or_(table.c.reference.in_(chunk), table.c.provider_reference.in_(chunk))
-            )
-        ).all()
+    for rows in bulk.send(statements):
         for reference, provider_reference in rows:
-            held.update(value for value in (reference, provider_reference) if value is not None)
+            held.update(v for v in (reference, provider_reference) if v is not None)
     return held & set(keys)
 
 
