@@ -66,6 +66,7 @@ bench: $(DEV_STAMP) system-deps
 	$(BIN)/python bench/bench_relay.py
 	$(BIN)/python bench/bench_collections.py --results bench/results/collections.md
 	$(BIN)/python bench/bench_console.py --results bench/results/console-latest.md
+	$(BIN)/python bench/bench_import.py --results bench/results/import.md
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
