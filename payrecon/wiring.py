@@ -9,7 +9,7 @@ from sqlalchemy import Engine
 from ledger.types import utcnow
 from payrecon.errors import ConfigError
 from payrecon.settings import Settings
-from reconcile.alert_plan import AlertRules, Item
+from reconcile.alert_plan import AlertRules, Item, rules_of
 from reconcile.alerts import AlertSink, AppriseSink, dispatch
 from reconcile.errors import AlertURLError
 from relay.attempts import Notice
@@ -44,12 +44,7 @@ def worker_config(settings: Settings) -> WorkerConfig:
 
 def alert_rules(settings: Settings) -> AlertRules:
     """How alerts group and how many go out an hour (PAYRECON_ALERT_GROUP_AFTER…)."""
-    return AlertRules(
-        group_after=settings.alert_group_after,
-        max_per_hour=settings.alert_max_per_hour,
-        resolved=settings.alert_resolved,
-        console_url=settings.console_url,
-    )
+    return rules_of(settings)
 
 
 def keyed_alert(engine: Engine, sink: AlertSink | None, rules: AlertRules | None = None) -> AlertFn:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 DEFAULT_GROUP_AFTER = 5
 DEFAULT_MAX_PER_HOUR = 60
@@ -23,6 +24,29 @@ class AlertRules:
     max_per_hour: int = DEFAULT_MAX_PER_HOUR
     resolved: bool = True
     console_url: str | None = None
+
+
+class AlertSettings(Protocol):
+    """The settings alerts group by (payrecon.settings.Settings has them)."""
+
+    @property
+    def alert_group_after(self) -> int: ...
+    @property
+    def alert_max_per_hour(self) -> int: ...
+    @property
+    def alert_resolved(self) -> bool: ...
+    @property
+    def console_url(self) -> str | None: ...
+
+
+def rules_of(settings: AlertSettings) -> AlertRules:
+    """The rules from PAYRECON_ALERT_GROUP_AFTER, _MAX_PER_HOUR, _RESOLVED and CONSOLE_URL."""
+    return AlertRules(
+        group_after=settings.alert_group_after,
+        max_per_hour=settings.alert_max_per_hour,
+        resolved=settings.alert_resolved,
+        console_url=settings.console_url,
+    )
 
 
 @dataclass(frozen=True)

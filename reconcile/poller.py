@@ -28,7 +28,7 @@ from ledger.findings import open_kinds_by_subject
 from ledger.models import Collection, Transfer
 from ledger.types import FindingKind, Initiation, TransferStatus, status_or_none, utcnow
 from provider.errors import AuthenticationError
-from reconcile.alert_plan import AlertRules
+from reconcile.alert_plan import rules_of
 from reconcile.alerts import AlertSink, alert_provider_key_refused, dispatch_alerts
 from reconcile.checks import Answer, LedgerView, NotFound, Policy, Transient, evaluate
 from reconcile.collection_pass import apply_collections, collection_policy_of
@@ -111,12 +111,7 @@ def policy_of(settings: ReconcileSettings) -> Policy:
         not_found_limit=settings.not_found_limit,
         stale_after=settings.stale_after,
         fee_schedule=settings.fee_schedule,
-        alerting=AlertRules(
-            group_after=settings.alert_group_after,
-            max_per_hour=settings.alert_max_per_hour,
-            resolved=settings.alert_resolved,
-            console_url=settings.console_url,
-        ),
+        alerting=rules_of(settings),
     )
 
 
