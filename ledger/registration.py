@@ -3,6 +3,7 @@ holds, and the new rows inserted in batches through `ledger.bulk` (caller's tran
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -12,10 +13,15 @@ from sqlmodel import Session
 from ledger.bulk import Bulk, Statement, table_columns
 
 
-def held_references(session: Session, table: Table, keys: Collection[str]) -> set[str]:
-    """Those of `keys` that are a merchant's or a provider's reference in `table` already."""
+def held_rows(
+    session: Session, table: Table, keys: Collection[str], columns: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """The rows of `table` held under any of `keys` as a merchant's or a provider's reference,
+    each with `columns` (as the database stores them), by every reference it is held under.
+    A merchant's reference wins over a provider's reference that happens to be equal."""
     if not keys:
-        return set()
+        return {}
+    names = ("reference", "provider_reference", *columns)
     bulk = Bulk(session.connection())
     statements: list[Statement] = list(bulk.keyed_lookups_only())
     # One statement per column, each searching its own unique index with the keys as one
@@ -24,13 +30,22 @@ def held_references(session: Session, table: Table, keys: Collection[str]) -> se
     for column in ("reference", "provider_reference"):
         condition, parameter = bulk.key_set(column, keys)
         # The table is a model's and the condition ledger.bulk's: no outside text reaches the SQL.
-        sql = f"SELECT reference, provider_reference FROM {table.name} WHERE {condition}"  # noqa: S608
+        sql = f"SELECT {', '.join(names)} FROM {table.name} WHERE {condition}"  # noqa: S608
         statements.append(Statement(sql, (parameter,), returns_rows=True))
-    held: set[str] = set()
+    by_provider: dict[str, dict[str, Any]] = {}
+    by_reference: dict[str, dict[str, Any]] = {}
     for rows in bulk.send(statements):
-        for reference, provider_reference in rows:
-            held.update(v for v in (reference, provider_reference) if v is not None)
-    return held & set(keys)
+        for values in rows:
+            row = dict(zip(names, values, strict=True))
+            by_reference[row["reference"]] = row
+            if row["provider_reference"] is not None:
+                by_provider[row["provider_reference"]] = row
+    return {**by_provider, **by_reference}
+
+
+def stored_time(session: Session, value: dt.datetime | None) -> Any:
+    """`value` as `held_rows` reads a stored time back on this database."""
+    return Bulk(session.connection()).time(value)
 
 
 def insert_new(session: Session, table: Table, rows: Sequence[Mapping[str, Any]]) -> None:

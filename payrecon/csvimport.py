@@ -24,7 +24,7 @@ from admin.errors import ExpectedInputError
 from ledger.audit import AuditAction
 from ledger.db import write_session
 from ledger.errors import ConflictError, LedgerError
-from ledger.registration import held_references, insert_new
+from ledger.registration import held_rows, insert_new
 from ledger.types import utcnow
 from payrecon.actor import audit_cli
 from payrecon.context import EXIT_USAGE, fail
@@ -136,6 +136,10 @@ class Batched:
     table: Table
     keys: Callable[[Any], tuple[str | None, ...]]
     row: Callable[[Any, dt.datetime], dict[str, Any]]
+    # The held columns `identical` reads, and whether a held row (as `held_rows` reads it)
+    # is exactly what the registration says, so repeating an import needs no row-by-row work.
+    compared: tuple[str, ...]
+    identical: Callable[[Any, dict[str, Any], Session], bool]
 
 
 def register_all(
@@ -205,18 +209,25 @@ def _register_batch(
     if not batch:
         return 0, 0
     wanted = {key for _, expected in batch for key in batched.keys(expected) if key}
-    held = held_references(session, batched.table, wanted)
+    held = held_rows(session, batched.table, wanted, batched.compared)
     fresh: list[dict[str, Any]] = []
     one_by_one: list[tuple[int, Any]] = []
     seen: set[str] = set()
     for line, expected in batch:
-        keys = {key for key in batched.keys(expected) if key}
-        # Held already, or named by an earlier row of the file: the single-registration rules.
-        if keys & held or keys & seen:
+        keys = [key for key in batched.keys(expected) if key]
+        found = next((held[key] for key in keys if key in held), None)
+        if (
+            found is not None
+            and not set(keys) & seen
+            and batched.identical(expected, found, session)
+        ):
+            pass  # held already, exactly as registered: nothing to do
+        elif found is not None or set(keys) & seen:
+            # Held differently, or named by an earlier row of the file: the single rules.
             one_by_one.append((line, expected))
         else:
             fresh.append(batched.row(expected, now))
-        seen |= keys
+        seen.update(keys)
     insert_new(session, batched.table, fresh)
     created = len(fresh)
     for line, expected in one_by_one:

@@ -16,10 +16,16 @@ from admin.expected import (
     register_collection,
 )
 from ledger.audit import AuditAction
-from ledger.collections import collection_record, expected_collection_row, find_collection
+from ledger.collections import (
+    ExpectedCollection,
+    collection_record,
+    expected_collection_row,
+    find_collection,
+)
 from ledger.db import read_session
 from ledger.errors import LedgerError
 from ledger.models import Collection
+from ledger.registration import stored_time
 from ledger.types import takes_text, utcnow
 from payments.collections import CollectionRequest, create_collection
 from payments.errors import CollectionError
@@ -33,6 +39,18 @@ from payrecon.params import KOBO, PAYOUT_KOBO
 from reconcile.reports.naira import naira
 
 IMPORT_COLUMNS = ("reference", "amount", "expires_at")
+
+
+def _identical(expected: ExpectedCollection, held: dict[str, Any], session: Session) -> bool:
+    # What ledger.collections.register_expected_collection would accept without a change.
+    return (
+        held["reference"] == expected.reference
+        and held["amount"] == expected.amount
+        and (
+            expected.expires_at is None
+            or held["expires_at"] == stored_time(session, expected.expires_at)
+        )
+    )
 
 
 @click.group()
@@ -157,6 +175,8 @@ def import_file(ctx: click.Context, file: Path, as_json: bool) -> None:
             Collection.__table__,  # type: ignore[attr-defined]
             lambda expected: (expected.reference,),
             expected_collection_row,
+            ("amount", "expires_at"),
+            _identical,
         ),
         action=AuditAction.COLLECTION_EXPECT,
         as_json=as_json,
