@@ -28,7 +28,7 @@ from ledger.findings import open_kinds_by_subject
 from ledger.models import Collection, Transfer
 from ledger.types import FindingKind, Initiation, TransferStatus, status_or_none, utcnow
 from provider.errors import AuthenticationError
-from reconcile.alert_plan import rules_of
+from reconcile.alert_plan import AlertSettings, rules_of
 from reconcile.alerts import AlertSink, alert_provider_key_refused, dispatch_alerts
 from reconcile.checks import Answer, LedgerView, NotFound, Policy, Transient, evaluate
 from reconcile.collection_pass import apply_collections, collection_policy_of
@@ -72,7 +72,7 @@ RECONCILER_KINDS = frozenset(
 CLAIM_TTL_SECONDS = 300.0
 
 
-class ReconcileSettings(Protocol):
+class ReconcileSettings(AlertSettings, Protocol):
     """The settings a pass reads (payrecon.settings.Settings satisfies it)."""
 
     @property
@@ -93,14 +93,6 @@ class ReconcileSettings(Protocol):
     def fee_schedule(self) -> Any: ...
     @property
     def collection_grace(self) -> int: ...
-    @property
-    def alert_group_after(self) -> int: ...
-    @property
-    def alert_max_per_hour(self) -> int: ...
-    @property
-    def alert_resolved(self) -> bool: ...
-    @property
-    def console_url(self) -> str | None: ...
 
 
 def policy_of(settings: ReconcileSettings) -> Policy:
