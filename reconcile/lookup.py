@@ -23,6 +23,7 @@ from provider.errors import (
 )
 from reconcile.checks import Answer, Found, NotFound, Transient, Uninterpretable
 from reconcile.ratelimit import TokenBucket
+from telemetry.tracing import span
 
 logger = structlog.get_logger(__name__)
 
@@ -120,7 +121,8 @@ async def lookups(
     async def one(target: Target) -> Looked:
         async with semaphore:
             await bucket.acquire()
-            answer, status = await lookup(client, target.lookup_reference, method=method)
+            with span("reconcile.lookup", {"payrecon.reference": target.lookup_reference}):
+                answer, status = await lookup(client, target.lookup_reference, method=method)
             return Looked(target, answer, status)
 
     async with asyncio.TaskGroup() as group:

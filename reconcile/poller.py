@@ -53,6 +53,8 @@ from reconcile.lookup import (
 )
 from reconcile.pass_summary import PassSummary
 from reconcile.ratelimit import TokenBucket
+from reconcile.statements.passes import match_statements
+from telemetry.tracing import traced
 
 __all__ = ["PassSummary", "run_pass"]
 
@@ -257,6 +259,7 @@ class _Book:
     apply: Callable[..., None]  # (engine, results, *, owner, now, summary)
 
 
+@traced("reconcile.pass")
 async def run_pass(
     engine: Engine,
     client: TransactionLookup,
@@ -313,6 +316,7 @@ async def run_pass(
             await asyncio.to_thread(_drop, engine, run.owner)
     await _raise_if_stopped(run)
     summary = run.summary
+    summary.statements = await asyncio.to_thread(match_statements, engine, settings, now=run.now)
     summary.alerts_sent, summary.alerts_failed = await asyncio.to_thread(
         dispatch_alerts, engine, sink, now=run.now, policy=run.policy
     )

@@ -1,4 +1,4 @@
-"""Migration 0008 (alerts that group) keeps a 0007 ledger's alerts and gives none of them a
+"""Migration 0009 (alerts that group) keeps a 0008 ledger's alerts and gives none of them a
 resolved notice after the upgrade."""
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from reconcile.checks import Policy
 NOW = dt.datetime(2026, 11, 1, 12, 0, tzinfo=dt.UTC)
 
 
-def test_upgrade_to_0008_keeps_alerts_and_sends_no_old_resolved_notice(
+def test_upgrade_to_0009_keeps_alerts_and_sends_no_old_resolved_notice(
     database_url: str, engine: Engine
 ) -> None:
-    """Alerts of 0007 survive, and their long-resolved findings page nobody after the upgrade."""
-    command.downgrade(alembic_config(database_url), "0007")
+    """Alerts of 0008 survive, and their long-resolved findings page nobody after the upgrade."""
+    command.downgrade(alembic_config(database_url), "0008")
     old = create_db_engine(database_url)
     stamp = NOW.replace(tzinfo=None) if old.dialect.name == "sqlite" else NOW
     with old.begin() as connection:
@@ -50,7 +50,7 @@ def test_upgrade_to_0008_keeps_alerts_and_sends_no_old_resolved_notice(
         )
     old.dispose()
     upgrade(database_url)
-    assert current(database_url) == "0008"
+    assert current(database_url) == "0009"
     with engine.connect() as connection:
         row = connection.execute(
             text("SELECT key, title, status, group_id, resolved_notice_at FROM alert")

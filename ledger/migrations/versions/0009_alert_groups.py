@@ -1,7 +1,7 @@
 """alerts group: a finding's alert may travel in a grouped message; resolved notices
 
-Revision ID: 0008
-Revises: 0007
+Revision ID: 0009
+Revises: 0008
 Create Date: 2026-12-06 10:00:00
 """
 
@@ -12,8 +12,8 @@ from alembic import op
 
 import ledger.types
 
-revision = "0008"
-down_revision = "0007"
+revision = "0009"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 
