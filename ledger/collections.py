@@ -155,6 +155,26 @@ class ExpectedCollection:
     expires_at: dt.datetime | None = None
 
 
+def expected_collection_row(expected: ExpectedCollection, now: dt.datetime) -> dict[str, Any]:
+    """The new `collection` row of a registration (one rule for one registration and for the
+    batched import, `payrecon.csvimport`)."""
+    return {
+        "reference": expected.reference,
+        "origin": TransferOrigin.EXPECTED.value,
+        "status": TransferStatus.PENDING.value,
+        "confirmed": False,
+        "amount": expected.amount,
+        "expires_at": expected.expires_at,
+        "final_check_done": False,
+        "check_attempts": 0,
+        "not_found_count": 0,
+        "event_sequence": 0,
+        "next_check_at": now,  # newly registered: due at once
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
 def register_expected_collection(
     session: Session, expected: ExpectedCollection, *, now: dt.datetime
 ) -> tuple[Collection, bool]:
@@ -165,21 +185,7 @@ def register_expected_collection(
         new_id = insert_ignore(
             session,
             Collection.__table__,  # type: ignore[attr-defined]
-            {
-                "reference": expected.reference,
-                "origin": TransferOrigin.EXPECTED.value,
-                "status": TransferStatus.PENDING.value,
-                "confirmed": False,
-                "amount": expected.amount,
-                "expires_at": expected.expires_at,
-                "final_check_done": False,
-                "check_attempts": 0,
-                "not_found_count": 0,
-                "event_sequence": 0,
-                "next_check_at": now,  # newly registered: due at once
-                "created_at": now,
-                "updated_at": now,
-            },
+            expected_collection_row(expected, now),
             ["reference"],
         )
         if new_id is not None:

@@ -3,7 +3,8 @@
 
 The keys the relay's `finding.*` events carry (PRODUCT.md: Relay) come from the same function
 as those events (`ledger.events.payloads.finding_fields`); the record adds the operator's view:
-`state`, `assignee`, `ack_note`, the subject's `provider_reference` and `amount`, and `notes`.
+`state`, `assignee`, `ack_note`, the subject's `provider_reference` and `amount` (counted by
+the one figure rule, `ledger.figures`), the finding's `amount_at_stake`, and `notes`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from sqlmodel import Session, col
 
 from ledger.events.payloads import finding_fields, iso
 from ledger.events.types import Subject
+from ledger.figures import amount_at_stake, counted_amount
 from ledger.findings import finding_state
 from ledger.models import Collection, Finding, FindingNote, Transfer
 
@@ -62,7 +64,9 @@ def finding_record(
         "assignee": finding.assignee,
         "ack_note": finding.ack_note,
         "provider_reference": owner.provider_reference,
-        "amount": owner.amount,
+        # Counted by the one figure rule (ledger.figures), as the overview and reports count.
+        "amount": counted_amount(owner),
+        "amount_at_stake": amount_at_stake(finding.kind, owner),
         "notes": notes,
     }
 

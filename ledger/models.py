@@ -302,12 +302,17 @@ class Alert(SQLModel, table=True):
     step: int = Field(default=0, nullable=False)
     title: str = Field(sa_column=Column(Text, nullable=False))
     body: str = Field(sa_column=Column(Text, nullable=False))
+    # `grouped` / `suppressed` rows are findings' claims carried by another row's message
+    # (`group_id`, the id of that row); every other status is a message of its own.
     status: str = Field(default="pending", sa_column=Column(String(16), nullable=False))
     error: str | None = Field(default=None, sa_column=Column(Text))
     created_at: dt.datetime = Field(
-        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False, index=True)
     )
     sent_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    group_id: int | None = Field(default=None, sa_column=Column(BigIntKey, index=True))
+    # When this message's resolved notice was claimed (sent, or skipped when notices are off).
+    resolved_notice_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
 
 
 class Lease(SQLModel, table=True):

@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
 from ledger.events.types import DeliveryStatus
-from ledger.models import Finding, RelayDelivery, RelayEndpoint, Transfer
+from ledger.figures import (
+    collection_amount_sql,
+    collection_fee_sql,
+    transfer_amount_sql,
+    transfer_fee_sql,
+)
+from ledger.models import Collection, Finding, RelayDelivery, RelayEndpoint, Transfer
 from ledger.types import TransferStatus
+
+Figure = Callable[[Any], Any]  # a `ledger.figures` SQL builder
+_TRANSFERS = Transfer.__table__.c  # type: ignore[attr-defined]
+_COLLECTIONS = Collection.__table__.c  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -44,6 +56,7 @@ class Overview:
     stale_pending: int
     endpoints: list[EndpointHealth]
     today: dict[str, StatusFigures] = field(default_factory=dict)
+    collections_today: dict[str, StatusFigures] = field(default_factory=dict)
 
     @property
     def open_total(self) -> int:
@@ -115,17 +128,22 @@ def overview(
             col(Transfer.created_at) < now - dt.timedelta(seconds=stale_after),
         )
     ).scalar_one()
-    today = {
-        str(status): StatusFigures(int(count), int(amount or 0), int(fee or 0))
-        for status, count, amount, fee in session.execute(
-            select(
-                col(Transfer.status),
-                func.count(),
-                func.sum(col(Transfer.amount)),
-                func.sum(func.coalesce(col(Transfer.provider_fee), col(Transfer.fee))),
-            )
-            .where(col(Transfer.created_at) >= day_start)
-            .group_by(col(Transfer.status))
+    today = _by_status(session, _TRANSFERS, transfer_amount_sql, transfer_fee_sql, day_start)
+    collections = _by_status(
+        session, _COLLECTIONS, collection_amount_sql, collection_fee_sql, day_start
+    )
+    return Overview(by_kind, acknowledged, int(stale), _endpoints(session), today, collections)
+
+
+def _by_status(
+    session: Session, columns: Any, amount: Figure, fee: Figure, day_start: dt.datetime
+) -> dict[str, StatusFigures]:
+    # The reports' figure rule (ledger.figures), so the overview's today is the report's today.
+    return {
+        str(status): StatusFigures(int(count), int(total or 0), int(fees or 0))
+        for status, count, total, fees in session.execute(
+            select(columns.status, func.count(), func.sum(amount(columns)), func.sum(fee(columns)))
+            .where(columns.created_at >= day_start)
+            .group_by(columns.status)
         ).all()
     }
-    return Overview(by_kind, acknowledged, int(stale), _endpoints(session), today)

@@ -169,6 +169,25 @@ class ExpectedTransfer:
     provider_reference: str | None = None
 
 
+def expected_transfer_row(expected: ExpectedTransfer, now: dt.datetime) -> dict[str, Any]:
+    """The new `transfer` row of a registration (one rule for one registration and for the
+    batched import, `payrecon.csvimport`)."""
+    return {
+        "reference": expected.reference,
+        "provider_reference": expected.provider_reference,
+        "origin": TransferOrigin.EXPECTED.value,
+        "status": TransferStatus.PENDING.value,
+        "confirmed": False,
+        "amount": expected.amount,
+        "fee": expected.fee,
+        "check_attempts": 0,
+        "not_found_count": 0,
+        "next_check_at": now,  # newly registered: due at once
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
 def register_expected(
     session: Session, expected: ExpectedTransfer, *, now: dt.datetime
 ) -> tuple[Transfer, bool]:
@@ -180,20 +199,7 @@ def register_expected(
         new_id = insert_ignore(
             session,
             Transfer.__table__,  # type: ignore[attr-defined]
-            {
-                "reference": expected.reference,
-                "provider_reference": expected.provider_reference,
-                "origin": TransferOrigin.EXPECTED.value,
-                "status": TransferStatus.PENDING.value,
-                "confirmed": False,
-                "amount": expected.amount,
-                "fee": expected.fee,
-                "check_attempts": 0,
-                "not_found_count": 0,
-                "next_check_at": now,  # newly registered: due at once
-                "created_at": now,
-                "updated_at": now,
-            },
+            expected_transfer_row(expected, now),
         )
         if new_id is not None:
             created = session.get(Transfer, new_id)

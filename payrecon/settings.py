@@ -121,6 +121,14 @@ class Settings(BaseSettings):
     alert_urls: Annotated[list[str], NoDecode] = Field(default_factory=list)
     alert_allow_insecure: bool = False
     alert_timeout: float = Field(default=5.0, gt=0)
+    # Alerts that group (README "Alerts"): findings of one kind in one pass beyond this many
+    # go out as one message; more messages an hour than the cap become one "suppressed"
+    # message; a resolved notice follows an alert whose findings all resolved (1, or 0: off).
+    alert_group_after: int = Field(default=5, ge=1, le=100_000)
+    alert_max_per_hour: int = Field(default=60, ge=1, le=100_000)
+    alert_resolved: bool = True
+    # The console's public address, for links in alerts (`https://ops.example.com`).
+    console_url: str | None = None
 
     # The relay (PRODUCT.md: Relay): delays between attempts after the first, seconds per
     # attempt, attempts in flight per worker, seconds of nothing but failures before an
@@ -177,6 +185,18 @@ class Settings(BaseSettings):
         if any(_PLACEHOLDER.search(url) for url in value):
             raise ValueError(f"a URL {_PLACEHOLDER_MESSAGE}")
         return value
+
+    @field_validator("console_url")
+    @classmethod
+    def _console_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in {"http", "https"} or not parts.hostname:
+            raise ValueError("must be an http:// or https:// address, e.g. https://ops.example.com")
+        if parts.query or parts.fragment or parts.username or parts.password:
+            raise ValueError("must be a plain address without query, fragment or credentials")
+        return value.strip().rstrip("/")
 
     @field_validator("relay_retry_schedule", mode="before")
     @classmethod

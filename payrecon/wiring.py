@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy import Engine
 
 from ledger.types import utcnow
 from payrecon.errors import ConfigError
 from payrecon.settings import Settings
-from reconcile.alerts import AlertSink, AppriseSink, send_keyed_alert
+from reconcile.alert_plan import AlertRules, Item, rules_of
+from reconcile.alerts import AlertSink, AppriseSink, dispatch
 from reconcile.errors import AlertURLError
+from relay.attempts import Notice
 from relay.keys import SecretBox
 from relay.worker import AlertFn, Worker, WorkerConfig
 
@@ -38,11 +42,28 @@ def worker_config(settings: Settings) -> WorkerConfig:
     )
 
 
-def keyed_alert(engine: Engine, sink: AlertSink | None) -> AlertFn:
-    """The worker's alert: claimed once by its key in the ledger (reconcile.alerts), then sent."""
+def alert_rules(settings: Settings) -> AlertRules:
+    """How alerts group and how many go out an hour (PAYRECON_ALERT_GROUP_AFTER…)."""
+    return rules_of(settings)
 
-    def alert(key: str, title: str, body: str) -> None:
-        send_keyed_alert(engine, sink, key=key, title=title, body=body, now=utcnow())
+
+def keyed_alert(engine: Engine, sink: AlertSink | None, rules: AlertRules | None = None) -> AlertFn:
+    """The worker's alerts: each claimed once by its key in the ledger, many of one kind sent
+    as one message, within the hour's cap (reconcile.alerts)."""
+
+    def alert(notices: Sequence[Notice]) -> None:
+        items = [
+            Item(
+                key=n.key,
+                kind=n.kind,
+                title=n.title,
+                body=n.body,
+                reference=n.name,
+                noun="endpoint",
+            )
+            for n in notices
+        ]
+        dispatch(engine, sink, items, rules=rules or AlertRules(), now=utcnow(), findings=False)
 
     return alert
 
@@ -51,4 +72,5 @@ def make_worker(settings: Settings, engine: Engine, box: SecretBox) -> Worker:
     """A relay worker on `engine` with the settings' schedule and alert sink (ConfigError for
     bad alert URLs)."""
     sink = make_alert_sink(settings)
-    return Worker(engine, box, worker_config(settings), alert=keyed_alert(engine, sink))
+    alert = keyed_alert(engine, sink, alert_rules(settings))
+    return Worker(engine, box, worker_config(settings), alert=alert)

@@ -5,25 +5,36 @@ inserted with ON CONFLICT DO NOTHING and only the process whose insert wins
 sends it, so a restart or a second reconciler never repeats one. A crash
 between the claim and the send loses that alert rather than doubling it (the
 row stays `sending`, visible to operators). Acknowledged findings do not alert.
+
+Within one dispatch, findings of one kind beyond PAYRECON_ALERT_GROUP_AFTER go out as one
+grouped message, and past PAYRECON_ALERT_MAX_PER_HOUR messages in a clock hour the rest are
+summed up in one "suppressed" message (`reconcile.alert_plan`; the bookkeeping is
+`reconcile.alert_book`). A message whose findings all resolve gets one resolved notice.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import Any, Protocol
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from dataclasses import dataclass, field
 
 import structlog
 from sqlalchemy import Engine, select
-from sqlmodel import col
+from sqlmodel import Session, col
 
 from ledger.db import read_session, write_session
+from ledger.figures import amount_at_stake
 from ledger.models import Alert, Collection, Finding, Transfer
 from ledger.types import FindingKind
-from ledger.upsert import insert_ignore
-from reconcile.alert_hosts import refused_host
-from reconcile.alert_markup import Channel, Format, prepare
+from reconcile import alert_book as book
+from reconcile.alert_group_text import (
+    grouped_alert,
+    resolved_alert,
+    resolved_many_alert,
+    suppressed_alert,
+)
+from reconcile.alert_plan import AlertRules, Item, plan
+from reconcile.alert_sink import AlertSink, AppriseSink, check_alert_url
 from reconcile.alert_text import (
     TransferFacts,
     collection_alert,
@@ -31,112 +42,12 @@ from reconcile.alert_text import (
     key_refused_alert,
 )
 from reconcile.checks import Policy
-from reconcile.errors import AlertURLError
 
 logger = structlog.get_logger(__name__)
 
+__all__ = ["AlertSink", "AppriseSink", "check_alert_url", "dispatch_alerts", "send_keyed_alert"]
+
 STALE_STEPS = (1, 4, 24)  # multiples of PAYRECON_STALE_AFTER at which stale_pending escalates
-# The attributes naming where a plugin connects: its URL host, and the SMTP relay an e-mail
-# URL may name separately (`mailtos://…@example.com?smtp=HOST`).
-_TARGET_HOSTS = ("host", "smtp_host")
-
-
-class AlertSink(Protocol):
-    """Where alerts go (the test seam); `send` returns None on success, else the error text."""
-
-    def send(self, title: str, body: str) -> str | None: ...
-
-
-def check_alert_url(url: str, *, allow_insecure: bool) -> None:
-    """Refuse plain-text schemes and loopback/private hosts unless `allow_insecure`."""
-    import apprise
-
-    plugin = apprise.Apprise.instantiate(url, suppress_exceptions=True)
-    if plugin is None:
-        raise AlertURLError(f"{_scheme(url)}://… is not a notification URL apprise understands")
-    if allow_insecure:
-        return
-    scheme = _scheme(url)
-    plain = plugin.protocol if isinstance(plugin.protocol, tuple | list) else (plugin.protocol,)
-    if scheme in {"http"} or scheme in {p for p in plain if p}:
-        secure = plugin.secure_protocol
-        hint = f" (use {secure if isinstance(secure, str) else secure[0]}://)" if secure else ""
-        raise AlertURLError(f"{scheme}:// sends alerts in plain text{hint}")
-    # Only self-hosted targets (a plugin with a plain variant) name a host we must vet;
-    # for services like slack:// the "host" is a token.
-    hosts = (getattr(plugin, name, None) for name in _TARGET_HOSTS)
-    if any(plain) and any(host and refused_host(str(host)) for host in hosts):
-        raise AlertURLError(f"{scheme}:// points at a loopback or private host")
-
-
-def _scheme(url: str) -> str:
-    return url.partition("://")[0].lower()
-
-
-def _outbound_url(url: str, timeout: float) -> str:
-    parts = urlsplit(url)
-    query = dict(parse_qsl(parts.query, keep_blank_values=True))
-    query.setdefault("cto", f"{timeout:g}")
-    query.setdefault("rto", f"{timeout:g}")
-    query.setdefault("redirect", "no")  # a redirect could lead an alert to a private host
-    # Alerts are plain text (PRODUCT.md): a `?format=` in the URL is dropped so every plugin
-    # keeps its native format and `reconcile.alert_markup` escapes for exactly that format
-    # (forcing `text` made Markdown-only services like Rocket.Chat skip all escaping).
-    query.pop("format", None)
-    return urlunsplit(parts._replace(query=urlencode(query)))
-
-
-def _channel(plugin: Any) -> Channel:
-    import apprise
-
-    schemes: set[str] = set()
-    for attribute in ("protocol", "secure_protocol"):
-        value = getattr(plugin, attribute, None)
-        names = value if isinstance(value, tuple | list) else (value,)
-        schemes.update(str(name).lower() for name in names if name)
-    delivers: Format = plugin.resolve_format(apprise.NotifyFormat.TEXT).value
-    return Channel(schemes=frozenset(schemes), delivers=delivers)
-
-
-class AppriseSink:
-    """Every configured channel through its own `apprise.Apprise()` instance.
-
-    One instance per channel, because each gets the alert escaped for its own format
-    (`reconcile.alert_markup`).
-    """
-
-    def __init__(self, urls: Sequence[str], *, allow_insecure: bool, timeout: float) -> None:
-        import apprise
-
-        for url in urls:
-            check_alert_url(url, allow_insecure=allow_insecure)
-        self._channels: list[tuple[Any, Channel]] = []
-        for url in urls:
-            plugin = apprise.Apprise.instantiate(_outbound_url(url, timeout))
-            notifier = apprise.Apprise()
-            if plugin is None or not notifier.add(plugin):
-                raise AlertURLError(f"{_scheme(url)}://… could not be configured")
-            self._channels.append((notifier, _channel(plugin)))
-        self.channels = len(urls)
-
-    def send(self, title: str, body: str) -> str | None:
-        """Notify every channel as plain text; the error text when one failed (never raises)."""
-        import apprise
-
-        errors: list[str] = []
-        for notifier, channel in self._channels:
-            # Titles and bodies quote webhook content (references, reasons): escaped for the
-            # format this channel renders, so `<!channel>`, `*bold*` or `<a href>` stay text.
-            ready = prepare(title, body, channel)
-            declared = apprise.NotifyFormat(ready.declare)
-            try:
-                ok = notifier.notify(title=ready.title, body=ready.body, body_format=declared)
-            except Exception as exc:  # a broken channel must never stop reconciliation
-                errors.append(f"{type(exc).__name__}: {exc}")
-                continue
-            if not ok:
-                errors.append("at least one alert channel failed (see apprise's log line)")
-        return "; ".join(dict.fromkeys(errors)) or None
 
 
 def _stale_step(age_seconds: float, stale_after: int) -> int:
@@ -158,7 +69,7 @@ def _facts(transfer: Transfer) -> TransferFacts:
     )
 
 
-def _candidates(engine: Engine, *, now: dt.datetime, policy: Policy) -> list[dict[str, object]]:
+def _candidates(engine: Engine, *, now: dt.datetime, policy: Policy) -> list[Item]:
     open_unacknowledged = (
         col(Finding.resolved_at).is_(None),
         col(Finding.acknowledged_at).is_(None),
@@ -179,9 +90,15 @@ def _candidates(engine: Engine, *, now: dt.datetime, policy: Policy) -> list[dic
         if not rows and not on_collections:
             return []
         ids = [finding.id for finding, _ in (*rows, *on_collections)]
-        taken = set(
-            session.execute(select(col(Alert.key)).where(col(Alert.finding_id).in_(ids))).scalars()
-        )
+        taken: set[str] = set()
+        for start in range(0, len(ids), 5000):
+            taken.update(
+                session.execute(
+                    select(col(Alert.key)).where(
+                        col(Alert.finding_id).in_(ids[start : start + 5000])
+                    )
+                ).scalars()
+            )
     wanted = []
     for finding, transfer in rows:
         step, age = 0, (now - transfer.created_at).total_seconds()
@@ -193,7 +110,7 @@ def _candidates(engine: Engine, *, now: dt.datetime, policy: Policy) -> list[dic
         title, body = finding_alert(
             finding.kind, finding.detail, _facts(transfer), step=step, age_seconds=age
         )
-        wanted.append(_wanted(key, finding, step, title, body, transfer))
+        wanted.append(_item(key, finding, step, title, body, transfer, "transfer"))
     for finding, collection in on_collections:
         # A collection's stale_pending is about its expiry, not its age: one step only.
         step = 1 if finding.kind == FindingKind.STALE_PENDING else 0
@@ -201,110 +118,251 @@ def _candidates(engine: Engine, *, now: dt.datetime, policy: Policy) -> list[dic
         if key in taken:
             continue
         title, body = collection_alert(finding.kind, finding.detail, collection)
-        wanted.append(_wanted(key, finding, step, title, body, collection))
+        wanted.append(_item(key, finding, step, title, body, collection, "collection"))
+    # Findings in the order they were raised, whatever they are about.
+    wanted.sort(key=lambda item: item.finding_id or 0)
     return wanted
 
 
-def _wanted(
-    key: str, finding: Finding, step: int, title: str, body: str, subject: Transfer | Collection
-) -> dict[str, object]:
-    return {
-        "key": key,
-        "finding_id": finding.id,
-        "step": step,
-        "title": title,
-        "body": body,
-        "kind": finding.kind,
-        "reference": subject.reference,
-        "provider_reference": subject.provider_reference,
-    }
+def _item(
+    key: str,
+    finding: Finding,
+    step: int,
+    title: str,
+    body: str,
+    subject: Transfer | Collection,
+    noun: str,
+) -> Item:
+    return Item(
+        key=key,
+        kind=finding.kind,
+        title=title,
+        body=body,
+        finding_id=finding.id,
+        step=step,
+        reference=subject.reference,
+        at_stake=amount_at_stake(finding.kind, subject),
+        noun=noun,
+    )
 
 
-def _claim(engine: Engine, wanted: list[dict[str, object]], now: dt.datetime) -> list[int]:
-    claimed: list[int] = []
-    with write_session(engine) as session:
-        for item in wanted:
-            alert_id = insert_ignore(
-                session,
-                Alert.__table__,  # type: ignore[attr-defined]
-                {
-                    "key": item["key"],
-                    "finding_id": item["finding_id"],
-                    "step": item["step"],
-                    "title": item["title"],
-                    "body": item["body"],
-                    "status": "sending",
-                    "created_at": now,
-                },
-                ["key"],
+@dataclass
+class _Outbox:
+    """The messages a dispatch claimed: (row id, title, body, what it carries for the log)."""
+
+    messages: list[tuple[int, str, str, dict[str, object]]] = field(default_factory=list)
+
+    def add(self, alert_id: int, title: str, body: str, **log: object) -> None:
+        self.messages.append((alert_id, title, body, log))
+
+
+def _hour_start(now: dt.datetime) -> dt.datetime:
+    return now.replace(minute=0, second=0, microsecond=0)
+
+
+def _claim_and_plan(
+    session: Session,
+    items: Sequence[Item],
+    rules: AlertRules,
+    now: dt.datetime,
+    *,
+    findings: bool,
+) -> _Outbox:
+    # One transaction: claim every item's key, group what this process won, apply the storm
+    # guard, and write down which row carries which finding (alert_book's module docstring).
+    outbox = _Outbox()
+    book.take_turn(session=session)
+    hour = _hour_start(now)
+    # Counted before claiming: a claimed row is a message only once the plan says so.
+    sent_this_hour = book.messages_since(hour, session=session)
+    won = book.claim(items, session=session, now=now)
+    mine = [item for item in items if item.key in won]
+    if not mine:
+        return outbox
+    decided = plan(mine, rules, sent_this_hour=sent_this_hour)
+    for message in decided.messages:
+        if not message.grouped:
+            item = message.items[0]
+            alert_id = won[item.key]
+            if item.finding_id is not None:
+                book.supersede([item.finding_id], newer_than=alert_id, session=session)
+            outbox.add(
+                alert_id,
+                item.title,
+                item.body,
+                key=item.key,
+                kind=item.kind,
+                reference=item.reference,
             )
-            if alert_id is not None:
-                item["id"] = alert_id
-                claimed.append(int(alert_id))
-    return claimed
+            continue
+        title, body = grouped_alert(
+            message.kind,
+            noun=message.items[0].noun,
+            references=[item.reference for item in message.items],
+            at_stake=sum(item.at_stake for item in message.items),
+            console_url=rules.console_url,
+            finding=findings,
+        )
+        group_key = f"{book.GROUP_PREFIX}{message.items[0].key}"
+        group_id = book.new_message(group_key, title, body, session=session, now=now)
+        assert group_id is not None  # its key embeds a key this process just won
+        ids = [won[item.key] for item in message.items]
+        book.carry(ids, book.GROUPED, group_id=group_id, title=title, session=session)
+        outbox.add(group_id, title, body, key=group_key, kind=message.kind, count=len(ids))
+    if decided.suppressed:
+        held = [won[item.key] for item in decided.suppressed]
+        title, body = suppressed_alert(
+            len(held),
+            hour_ends=hour + dt.timedelta(hours=1),
+            cap=rules.max_per_hour,
+            console_url=rules.console_url,
+        )
+        key = f"alerts-suppressed:{hour:%Y-%m-%dT%H}"
+        notice_id = book.new_message(key, title, body, session=session, now=now)
+        book.carry(held, book.SUPPRESSED, group_id=notice_id, title=title, session=session)
+        if notice_id is not None:
+            outbox.add(notice_id, title, body, key=key, count=len(held))
+        logger.warning("alerts_suppressed", findings=len(held), cap=rules.max_per_hour)
+    return outbox
 
 
-def _send_claimed(
-    engine: Engine, sink: AlertSink | None, items: list[dict[str, object]], now: dt.datetime
+def _send(
+    engine: Engine, sink: AlertSink | None, outbox: _Outbox, now: dt.datetime
 ) -> tuple[int, int]:
     sent = failed = 0
     outcomes: dict[int, str | None] = {}
-    for item in items:
-        error = None if sink is None else sink.send(str(item["title"]), str(item["body"]))
-        outcomes[int(str(item["id"]))] = error
+    for alert_id, title, body, log_fields in outbox.messages:
+        error = None if sink is None else sink.send(title, body)
+        outcomes[alert_id] = error
         log = logger.warning if error else logger.info
         log(
             "alert",
-            key=item["key"],
-            kind=item.get("kind"),
-            reference=item.get("reference"),
-            provider_reference=item.get("provider_reference"),
-            title=item["title"],
+            **log_fields,
+            title=title,
             delivered=sink is not None and error is None,
             error=error,
         )
         failed += error is not None
         sent += error is None
-    with write_session(engine) as session:
-        for alert_id, error in outcomes.items():
-            alert = session.get(Alert, alert_id)
-            if alert is None:  # pragma: no cover - rows are never deleted
-                continue
-            alert.status = "failed" if error else ("sent" if sink is not None else "logged")
-            alert.error = error
-            alert.sent_at = now if error is None else None
+    if outcomes:
+        delivered = "sent" if sink is not None else "logged"
+        with write_session(engine) as session:
+            book.record_outcomes(outcomes, delivered=delivered, session=session, now=now)
     return sent, failed
+
+
+def dispatch(
+    engine: Engine,
+    sink: AlertSink | None,
+    items: Sequence[Item],
+    *,
+    rules: AlertRules,
+    now: dt.datetime,
+    findings: bool = True,
+) -> tuple[int, int]:
+    """Claim, group (beyond `rules.group_after` of a kind), cap (the hour's storm guard) and
+    send `items`; (messages sent, failed). Items whose key was ever claimed are skipped."""
+    if not items:
+        return 0, 0
+    with write_session(engine) as session:
+        outbox = _claim_and_plan(session, items, rules, now, findings=findings)
+    return _send(engine, sink, outbox, now)
+
+
+def _resolved_notices(
+    engine: Engine, sink: AlertSink | None, *, rules: AlertRules, now: dt.datetime
+) -> tuple[int, int]:
+    # A message whose findings all resolved gets one notice (claimed by a conditional
+    # update, so once across processes); many at once go out as one message.
+    outbox = _Outbox()
+    with write_session(engine) as session:
+        book.take_turn(session=session)
+        candidates = book.resolved_messages(session=session)
+        if not candidates:
+            return 0, 0
+        subjects = book.finding_subjects(
+            sorted({fid for c in candidates for fid in c.finding_ids}), session=session
+        )
+        notices: list[tuple[int, str, str]] = []
+        for candidate in candidates:
+            if not book.mark_resolved(candidate.alert_id, session=session, now=now):
+                continue
+            named = [subjects[fid] for fid in candidate.finding_ids if fid in subjects]
+            if not rules.resolved or not named:
+                continue
+            title, body = resolved_alert(
+                named[0].kind,
+                noun=named[0].noun,
+                references=[s.reference for s in named],
+                alerted_at=candidate.created_at,
+                console_url=rules.console_url,
+            )
+            notices.append((candidate.alert_id, title, body))
+        if not notices:
+            return 0, 0
+        budget = rules.max_per_hour - book.messages_since(_hour_start(now), session=session)
+        if budget <= 0:
+            logger.warning("resolved_notices_suppressed", notices=len(notices))
+            return 0, 0
+        if len(notices) > rules.group_after:
+            title, body = resolved_many_alert(
+                [title for _, title, _ in notices], console_url=rules.console_url
+            )
+            key = f"resolved:{notices[0][0]}:{len(notices)}"
+        else:
+            title, body = "", ""
+        for alert_id, one_title, one_body in notices if not title else []:
+            notice_id = book.new_message(
+                f"resolved:{alert_id}", one_title, one_body, session=session, now=now
+            )
+            if notice_id is not None:
+                outbox.add(notice_id, one_title, one_body, key=f"resolved:{alert_id}")
+        if title:
+            notice_id = book.new_message(key, title, body, session=session, now=now)
+            if notice_id is not None:
+                outbox.add(notice_id, title, body, key=key, count=len(notices))
+    return _send(engine, sink, outbox, now)
 
 
 def dispatch_alerts(
     engine: Engine, sink: AlertSink | None, *, now: dt.datetime, policy: Policy
 ) -> tuple[int, int]:
-    """Alert every open, unacknowledged finding not yet alerted at its step; (sent, failed).
+    """Alert every open, unacknowledged finding not yet alerted at its step, grouped by kind
+    and capped per hour (README "Alerts"), then the resolved notices; (sent, failed).
 
     With no sink the alert is only logged (PAYRECON_ALERT_URLS unset: log only).
     """
-    wanted = _candidates(engine, now=now, policy=policy)
-    if not wanted:
-        return 0, 0
-    claimed = set(_claim(engine, wanted, now))
-    return _send_claimed(engine, sink, [w for w in wanted if w.get("id") in claimed], now)
+    rules = policy.alerting
+    resolved = _resolved_notices(engine, sink, rules=rules, now=now)
+    raised = dispatch(
+        engine, sink, _candidates(engine, now=now, policy=policy), rules=rules, now=now
+    )
+    return raised[0] + resolved[0], raised[1] + resolved[1]
 
 
 def send_keyed_alert(
-    engine: Engine, sink: AlertSink | None, *, key: str, title: str, body: str, now: dt.datetime
+    engine: Engine,
+    sink: AlertSink | None,
+    *,
+    key: str,
+    title: str,
+    body: str,
+    now: dt.datetime,
+    rules: AlertRules | None = None,
 ) -> bool:
     """Claim `key` and send one alert not tied to a finding; False when already sent."""
-    item: dict[str, object] = {
-        "key": key,
-        "finding_id": None,
-        "step": 0,
-        "title": title,
-        "body": body,
-    }
-    if not _claim(engine, [item], now):
-        return False
-    _send_claimed(engine, sink, [item], now)
-    return True
+    item = Item(key=key, kind=key.partition(":")[0], title=title, body=body)
+    with write_session(engine) as session:
+        outbox = _claim_and_plan(session, [item], rules or AlertRules(), now, findings=False)
+    claimed = bool(outbox.messages) or _was_suppressed(engine, key)
+    _send(engine, sink, outbox, now)
+    return claimed
+
+
+def _was_suppressed(engine: Engine, key: str) -> bool:
+    with read_session(engine) as session:
+        status = session.execute(select(col(Alert.status)).where(col(Alert.key) == key)).scalar()
+    return status == book.SUPPRESSED
 
 
 def alert_provider_key_refused(engine: Engine, sink: AlertSink | None, *, now: dt.datetime) -> bool:

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from ledger.types import FindingKind, Initiation, TransferStatus
+from reconcile.alert_plan import AlertRules
 from reconcile.fees import FeeSchedule
 
 FINAL = frozenset({TransferStatus.SUCCESSFUL, TransferStatus.FAILED})
@@ -41,6 +42,8 @@ class Policy:
     not_found_limit: int
     stale_after: int
     fee_schedule: FeeSchedule | None = None
+    # How the pass's alerts group (PAYRECON_ALERT_GROUP_AFTER…): handed to reconcile.alerts.
+    alerting: AlertRules = field(default_factory=AlertRules)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from ledger.findings import open_kinds_by_subject
 from ledger.models import Collection, Transfer
 from ledger.types import FindingKind, Initiation, TransferStatus, status_or_none, utcnow
 from provider.errors import AuthenticationError
+from reconcile.alert_plan import AlertSettings, rules_of
 from reconcile.alerts import AlertSink, alert_provider_key_refused, dispatch_alerts
 from reconcile.checks import Answer, LedgerView, NotFound, Policy, Transient, evaluate
 from reconcile.collection_pass import apply_collections, collection_policy_of
@@ -73,7 +74,7 @@ RECONCILER_KINDS = frozenset(
 CLAIM_TTL_SECONDS = 300.0
 
 
-class ReconcileSettings(Protocol):
+class ReconcileSettings(AlertSettings, Protocol):
     """The settings a pass reads (payrecon.settings.Settings satisfies it)."""
 
     @property
@@ -104,6 +105,7 @@ def policy_of(settings: ReconcileSettings) -> Policy:
         not_found_limit=settings.not_found_limit,
         stale_after=settings.stale_after,
         fee_schedule=settings.fee_schedule,
+        alerting=rules_of(settings),
     )
 
 

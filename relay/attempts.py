@@ -63,6 +63,8 @@ class Notice:
     key: str
     title: str
     body: str
+    kind: str = "relay"  # what groups notices of one batch (README "Alerts")
+    name: str | None = None  # what it is about, for people: the endpoint's host
 
 
 def verdict(
@@ -213,11 +215,12 @@ def _failed_notice(result: Result, now: dt.datetime) -> Notice:
     # day after the schedule is spent would otherwise page once for every event it missed.
     job = result.job
     attempts = job.attempts + 1
+    host = _host(job.endpoint.url)
     return Notice(
         key=f"relay-delivery-failed:{job.endpoint.id}:{now:%Y-%m-%dT%H}",
-        title=f"payrecon relay: endpoint {job.endpoint.id} did not take event {job.event_id}",
+        title=f"payrecon relay: {host} did not take event {job.event_id}",
         body=(
-            f"Endpoint {job.endpoint.id} ({_host(job.endpoint.url)}) did not accept event "
+            f"The relay endpoint at {host} did not accept event "
             f"{job.event_id} ({job.subject_key}, sequence {job.sequence}) in {attempts} "
             f"attempts; the last got {describe(result.answer)}. The delivery is failed; "
             "other deliveries to this endpoint that fail within this hour are not alerted "
@@ -225,6 +228,8 @@ def _failed_notice(result: Result, now: dt.datetime) -> Notice:
             "endpoint, queue them all again with: payrecon relay replay "
             f"--endpoint {job.endpoint.id} --failed-only"
         ),
+        kind="relay_delivery_failed",
+        name=host,
     )
 
 
@@ -276,12 +281,15 @@ def _bookkeep(
 
 
 def _disabled_notice(endpoint_id: int, since: dt.datetime, url: str) -> Notice:
+    host = _host(url)
     return Notice(
         key=f"relay-endpoint-disabled:{endpoint_id}:{int(since.timestamp())}",
-        title=f"payrecon relay: endpoint {endpoint_id} disabled",
+        title=f"payrecon relay: endpoint {host} disabled",
         body=(
-            f"Every attempt to endpoint {endpoint_id} ({_host(url)}) has failed since "
-            f"{since.isoformat()}, so it was disabled; its events wait. Fix it, then: "
-            f"payrecon endpoints enable {endpoint_id}"
+            f"Every attempt to the relay endpoint at {host} has failed since "
+            f"{since.astimezone(dt.UTC):%Y-%m-%d %H:%M UTC}, so it was disabled; its events "
+            f"wait. Fix it, then: payrecon endpoints enable {endpoint_id}"
         ),
+        kind="relay_endpoint_disabled",
+        name=host,
     )

@@ -16,7 +16,7 @@ import asyncio
 import collections
 import contextlib
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,8 +47,9 @@ PREFETCH = 4
 # the most it adds between a subject's events; the first event of a subject is not delayed.
 RECORD_GATHER = 0.02
 
-# alert(key, title, body): sends the alert unless one with that key went out already.
-AlertFn = Callable[[str, str, str], None]
+# alert(notices): sends each notice of one recorded batch unless its key went out already,
+# grouped by kind when there are many (the composition root's reconcile.alerts.dispatch).
+AlertFn = Callable[[Sequence[Notice]], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,8 +282,8 @@ class Worker:
             return
         for result, outcome in outcomes:
             self._count(result, outcome)
-        for notice in notices:
-            await asyncio.to_thread(self._send_alert, notice)
+        if notices:
+            await asyncio.to_thread(self._send_alerts, notices)
 
     def _record_now(
         self, results: list[Result]
@@ -325,11 +326,11 @@ class Worker:
                 last=describe(answer),
             )
 
-    def _send_alert(self, notice: Notice) -> None:
+    def _send_alerts(self, notices: list[Notice]) -> None:
         try:
-            self.alert(notice.key, notice.title, notice.body)
+            self.alert(notices)
         except Exception:  # a broken alert channel must not stop deliveries
-            logger.exception("relay_alert_failed", key=notice.key)
+            logger.exception("relay_alert_failed", keys=[notice.key for notice in notices])
 
     # Waiting ------------------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from payrecon.context import EXIT_FINDINGS, EXIT_RUNTIME, EXIT_USAGE, app_contex
 from payrecon.errors import ConfigError
 from payrecon.monitoring import metrics_port_option, monitored
 from payrecon.settings import Settings
-from payrecon.wiring import make_alert_sink
+from payrecon.wiring import alert_rules, make_alert_sink
 from provider.client import AsyncProviderClient
 from reconcile.alert_text import job_failed_alert
 from reconcile.alerts import AlertSink, send_keyed_alert
@@ -177,6 +177,7 @@ def _run(reconciler: _Reconciler) -> None:
             title=title,
             body=body,
             now=now,
+            rules=alert_rules(reconciler.settings),
         )
 
     try:

@@ -8,6 +8,12 @@ from sqlalchemy import Date, Integer, case, cast, func, literal_column, select
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session
 
+from ledger.figures import (
+    collection_amount_sql,
+    collection_fee_sql,
+    transfer_amount_sql,
+    transfer_fee_sql,
+)
 from ledger.models import Collection, Finding, Transfer
 from reconcile.reports.period import Period
 
@@ -26,23 +32,24 @@ FIGURE_COLUMNS = (
 
 
 def counted_amount() -> ColumnElement[Any]:
-    """The amount that moved: the provider's figure, else the webhook's, else the expected one."""
-    return func.coalesce(T.provider_amount, T.webhook_amount, T.amount, 0)
+    """The amount that moved: the provider's figure, else the webhook's, else the expected one
+    (the one figure rule, `ledger.figures`)."""
+    return transfer_amount_sql(T)
 
 
 def counted_fee() -> ColumnElement[Any]:
     """The fee charged: the provider's, else the webhook's, else the quote at initiation."""
-    return func.coalesce(T.provider_fee, T.webhook_fee, T.fee, 0)
+    return transfer_fee_sql(T)
 
 
 def collection_amount() -> ColumnElement[Any]:
     """A collection's money: what the provider says was paid, else the amount asked for."""
-    return func.coalesce(C.amount_paid, C.amount, 0)
+    return collection_amount_sql(C)
 
 
 def collection_fee() -> ColumnElement[Any]:
     """A collection's fee: charged (provider) when known, none on a failed one, else the quote."""
-    return func.coalesce(C.provider_fee, case((C.status == "failed", 0), else_=C.fee), 0)
+    return collection_fee_sql(C)
 
 
 def lagos_date(dialect: str) -> ColumnElement[Any]:

@@ -22,6 +22,8 @@ def test_defaults_match_the_contract() -> None:
     assert (settings.provider_concurrency, settings.provider_max_rps) == (8, 20)
     assert settings.max_body_bytes == 65536 and settings.provider_env == "sandbox"
     assert settings.webhook_hmac_header == "X-Webhook-Signature"
+    assert (settings.alert_group_after, settings.alert_max_per_hour) == (5, 60)
+    assert settings.alert_resolved is True and settings.console_url is None
 
 
 @pytest.mark.parametrize(
@@ -41,6 +43,13 @@ def test_defaults_match_the_contract() -> None:
         ("PAYRECON_WEBHOOK_STANDARD_SECRET", "nothwsec"),
         ("PAYRECON_STALE_AFTER", "-1"),
         ("PAYRECON_POLL_INTERVAL", "soon"),
+        ("PAYRECON_ALERT_GROUP_AFTER", "0"),
+        ("PAYRECON_ALERT_GROUP_AFTER", "many"),
+        ("PAYRECON_ALERT_MAX_PER_HOUR", "-5"),
+        ("PAYRECON_ALERT_RESOLVED", "perhaps"),
+        ("PAYRECON_CONSOLE_URL", "ftp://ops.example.com"),
+        ("PAYRECON_CONSOLE_URL", "https://user:pw@ops.example.com"),
+        ("PAYRECON_CONSOLE_URL", "ops.example.com"),
     ],
 )
 def test_a_bad_setting_names_its_variable(

@@ -64,6 +64,8 @@ def test_two_reconcilers_raise_and_alert_each_finding_once(postgres_url: str) ->
                 "PAYRECON_PROVIDER_CONCURRENCY": "4",
                 "PAYRECON_ALERT_URLS": alert_base.replace("http", "json") + "/hook",
                 "PAYRECON_ALERT_ALLOW_INSECURE": "1",
+                # One message per finding here (grouping: test_alert_groups.py).
+                "PAYRECON_ALERT_GROUP_AFTER": "100000",
             }
         )
         processes = [

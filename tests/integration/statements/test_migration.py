@@ -39,7 +39,7 @@ def test_upgrade_from_0007_keeps_data_and_computes_keys(database_url: str) -> No
                 ),
                 {"now": stamp},
             )
-        upgrade(database_url)
+        upgrade(database_url, revision="0008")
         assert current(database_url) == "0008"
         with engine.connect() as connection:
             transfer = connection.execute(
