@@ -19,7 +19,9 @@ from sqlalchemy import Engine, select
 from sqlmodel import col
 
 from ledger.db import read_session, write_session
+from ledger.events.types import Subject
 from ledger.models import Alert, Collection, Finding, Transfer
+from ledger.subjects import about
 from ledger.types import FindingKind
 from ledger.upsert import insert_ignore
 from reconcile.alert_hosts import refused_host
@@ -34,6 +36,7 @@ from reconcile.checks import Policy
 from reconcile.errors import AlertURLError
 
 logger = structlog.get_logger(__name__)
+_FINDINGS = Finding.__table__.c  # type: ignore[attr-defined]
 
 STALE_STEPS = (1, 4, 24)  # multiples of PAYRECON_STALE_AFTER at which stale_pending escalates
 # The attributes naming where a plugin connects: its URL host, and the SMTP relay an e-mail
@@ -166,13 +169,13 @@ def _candidates(engine: Engine, *, now: dt.datetime, policy: Policy) -> list[dic
     with read_session(engine) as session:
         rows = session.execute(
             select(Finding, Transfer)
-            .join(Transfer, col(Transfer.id) == col(Finding.transfer_id))
+            .join(Transfer, about(_FINDINGS, Subject.TRANSFER, col(Transfer.id)))
             .where(*open_unacknowledged)
             .order_by(col(Finding.id))
         ).all()
         on_collections = session.execute(
             select(Finding, Collection)
-            .join(Collection, col(Collection.id) == col(Finding.collection_id))
+            .join(Collection, about(_FINDINGS, Subject.COLLECTION, col(Collection.id)))
             .where(*open_unacknowledged)
             .order_by(col(Finding.id))
         ).all()
