@@ -10,9 +10,9 @@ byte, the same log line); tests compare each with what plain Starlette does.
    before Starlette's error middleware, the request-log middleware and the router. A delivery
    builds no Request object, walks no route list and passes through no middleware frames.
 2. **Pre-rendered answers** (`PreparedResponse`, `SUCCESS`, `NOT_FOUND`, `NOT_ALLOWED`): the
-   200 of each outcome and the two routing errors are rendered once, by Starlette's own JSONResponse, and
-   sent as two bare ASGI messages: no JSON encoding, header building or Response object per
-   request.
+   200 of each outcome and the two routing errors are rendered once, by Starlette's own
+   JSONResponse, and sent as two bare ASGI messages: no JSON encoding, header building or
+   Response object per request.
 3. **The endpoint's own log line** (`LineLogger`): the endpoint writes the canonical request
    line itself with the request id passed along in a dict, instead of the middleware's
    wrapped `send` and `structlog.contextvars` binding, through a logger assembled once per
