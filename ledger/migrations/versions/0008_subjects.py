@@ -7,6 +7,9 @@ Create Date: 2026-12-03 09:00:00
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -33,6 +36,31 @@ _KEY_BY_ID = (
 )
 
 
+@contextlib.contextmanager
+def _rebuilding(*children: tuple[str, str]) -> Iterator[None]:
+    """Keep the rows of `children` ((table, foreign key column)) aside while SQLite rebuilds
+    the table they point at, and put them back, ids and all, once it stands again.
+
+    SQLite alters such a table by copying it and dropping the old one (batch mode), and the
+    drop is refused while rows point at it; foreign keys cannot be switched off inside the
+    migration's transaction. PostgreSQL alters in place: nothing to do.
+    """
+    if op.get_bind().dialect.name != "sqlite":
+        yield
+        return
+    for child, column in children:
+        op.execute(f"CREATE TEMP TABLE kept_{child} AS SELECT * FROM {child} WHERE {column} IS NOT NULL")  # noqa: S608
+        op.execute(f"DELETE FROM {child} WHERE {column} IS NOT NULL")  # noqa: S608
+    yield
+    for child, _ in reversed(children):
+        op.execute(f"INSERT INTO {child} SELECT * FROM kept_{child}")  # noqa: S608
+        op.execute(f"DROP TABLE kept_{child}")
+
+
+_ON_FINDING = (("alert", "finding_id"), ("finding_note", "finding_id"))
+_ON_DELIVERY = (("relay_attempt", "delivery_id"),)
+
+
 def _add_subject(table: str) -> None:
     with op.batch_alter_table(table) as batch:
         batch.add_column(sa.Column("subject", sa.String(length=16), nullable=True))
@@ -41,6 +69,21 @@ def _add_subject(table: str) -> None:
 
 
 def upgrade() -> None:
+    with _rebuilding(*_ON_FINDING):
+        _upgrade_findings()
+    _upgrade_checks()
+    with _rebuilding(*_ON_DELIVERY):
+        with op.batch_alter_table("relay_delivery") as batch:
+            batch.alter_column(
+                "subject_key",
+                existing_type=sa.String(length=40),
+                type_=sa.String(length=120),
+                existing_nullable=False,
+            )
+    op.execute(_KEY_BY_REFERENCE)
+
+
+def _upgrade_findings() -> None:
     _add_subject("finding")
     with op.batch_alter_table("finding") as batch:
         batch.drop_constraint("ck_finding_one_subject", type_="check")
@@ -53,6 +96,9 @@ def upgrade() -> None:
         batch.create_unique_constraint(
             "uq_finding_subject_kind", ["subject", "subject_id", "kind"]
         )
+
+
+def _upgrade_checks() -> None:
     _add_subject("provider_check")
     op.drop_index("ix_provider_check_transfer", table_name="provider_check")
     op.drop_index("ix_provider_check_collection", table_name="provider_check")
@@ -64,14 +110,6 @@ def upgrade() -> None:
     op.create_index(
         "ix_provider_check_subject", "provider_check", ["subject", "subject_id", "id"]
     )
-    with op.batch_alter_table("relay_delivery") as batch:
-        batch.alter_column(
-            "subject_key",
-            existing_type=sa.String(length=40),
-            type_=sa.String(length=120),
-            existing_nullable=False,
-        )
-    op.execute(_KEY_BY_REFERENCE)
 
 
 def _restore_ids(table: str) -> None:
@@ -98,7 +136,7 @@ def _restore_ids(table: str) -> None:
 
 def downgrade() -> None:
     op.execute(_KEY_BY_ID)
-    with op.batch_alter_table("relay_delivery") as batch:
+    with _rebuilding(*_ON_DELIVERY), op.batch_alter_table("relay_delivery") as batch:
         batch.alter_column(
             "subject_key",
             existing_type=sa.String(length=120),
@@ -119,6 +157,11 @@ def downgrade() -> None:
     op.create_index("ix_provider_check_transfer", "provider_check", ["transfer_id", "id"])
     op.create_index("ix_provider_check_collection", "provider_check", ["collection_id", "id"])
     _restore_ids("finding")
+    with _rebuilding(*_ON_FINDING):
+        _downgrade_findings()
+
+
+def _downgrade_findings() -> None:
     with op.batch_alter_table("finding") as batch:
         batch.drop_constraint("uq_finding_subject_kind", type_="unique")
         batch.drop_column("subject")
