@@ -42,13 +42,14 @@ constraints:
 	  $(LOCK_VENV)/bin/pip freeze --exclude payrecon | grep -vxF -f $(CONSTRAINTS); } > $(DEV_CONSTRAINTS)
 	rm -rf $(LOCK_VENV) build
 
-# Debian packages the browser test and the load benchmark need (chromium, wrk).
+# Debian packages the browser test, the load benchmark and the alert-rule checks need
+# (chromium, wrk, and promtool from prometheus).
 system-deps:
-	@if ! command -v chromium >/dev/null 2>&1 || ! command -v wrk >/dev/null 2>&1; then \
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v wrk >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then \
 		if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium wrk >/dev/null; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium wrk prometheus >/dev/null; \
 		else \
-			echo "note: install chromium and wrk (Debian packages) for the browser test and benchmarks"; \
+			echo "note: install chromium, wrk and prometheus (Debian packages) for the browser test, benchmarks and alert-rule checks"; \
 		fi; \
 	fi
 
@@ -64,8 +65,12 @@ bench: $(DEV_STAMP) system-deps
 	$(BIN)/python bench/bench_reports.py --results bench/results/reports-latest.md
 	$(BIN)/python bench/bench_startup.py --results bench/results/startup.md
 	$(BIN)/python bench/bench_relay.py
+	$(BIN)/python bench/bench_statements.py --results bench/results/statements-latest.md
 	$(BIN)/python bench/bench_collections.py --results bench/results/collections.md
 	$(BIN)/python bench/bench_console.py --results bench/results/console-latest.md
+	$(BIN)/python bench/bench_scrape.py
+	@# Tracing off against main at the branch point (BENCH_BASE: a checkout of it), on against off.
+	if [ -n "$(BENCH_BASE)" ]; then BENCH_BASE=$(BENCH_BASE) $(BIN)/python bench/bench_tracing.py; fi
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .

@@ -46,6 +46,11 @@ class AuditAction(enum.StrEnum):
     OPERATOR_ADD = "operator.add"
     OPERATOR_REVOKE = "operator.revoke"
     SESSIONS_END = "operator.end_sessions"
+    STATEMENT_IMPORT = "statement.import"
+    STATEMENT_MATCH = "statement.match"
+    STATEMENT_UNMATCH = "statement.unmatch"
+    STATEMENT_IGNORE = "statement.ignore"
+    PERIOD_CLOSE = "period.close"
 
 
 def _clean(value: str | None, limit: int) -> str | None:

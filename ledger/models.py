@@ -7,7 +7,10 @@ import datetime as dt
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    CheckConstraint,
     Column,
+    Computed,
+    Date,
     ForeignKey,
     Index,
     Integer,
@@ -25,6 +28,13 @@ def _kobo(*, nullable: bool = True) -> int | None:
     return Field(default=None, sa_column=Column(BigInteger, nullable=nullable))  # type: ignore[no-any-return]
 
 
+def _upper_key(column: str) -> str | None:
+    # `statements.tokens.reference_key` upper-cases; the database computes and indexes the
+    # same form of a reference, so a line's tokens are looked up through an index.
+    computed = Computed(f"upper({column})", persisted=True)
+    return Field(default=None, sa_column=Column(String(100), computed, index=True))  # type: ignore[no-any-return]
+
+
 class Transfer(SQLModel, table=True):
     """One payout of the merchant, keyed by the merchant's reference."""
 
@@ -40,6 +50,9 @@ class Transfer(SQLModel, table=True):
     provider_reference: str | None = Field(
         default=None, sa_column=Column(String(100), nullable=True, unique=True)
     )
+    # The references as the statement matcher looks them up (migration 0007).
+    reference_key: str | None = _upper_key("reference")
+    provider_reference_key: str | None = _upper_key("provider_reference")
     origin: str = Field(sa_column=Column(String(16), nullable=False))
     status: str = Field(
         default=TransferStatus.PENDING.value, sa_column=Column(String(16), nullable=False)
@@ -95,6 +108,9 @@ class Collection(SQLModel, table=True):
     provider_reference: str | None = Field(
         default=None, sa_column=Column(String(100), nullable=True, unique=True)
     )
+    # The references as the statement matcher looks them up (migration 0007).
+    reference_key: str | None = _upper_key("reference")
+    provider_reference_key: str | None = _upper_key("provider_reference")
     origin: str = Field(sa_column=Column(String(16), nullable=False))
     status: str = Field(
         default=TransferStatus.PENDING.value, sa_column=Column(String(16), nullable=False)
@@ -454,3 +470,137 @@ class AuditEntry(SQLModel, table=True):
     subject: str | None = Field(default=None, sa_column=Column(Text))
     detail: str | None = Field(default=None, sa_column=Column(Text))
     remote_addr: str | None = Field(default=None, sa_column=Column(String(64)))
+
+
+class StatementAccount(SQLModel, table=True):
+    """An account statements are imported for: the provider wallet or the merchant's bank
+    account (PRODUCT.md "Statements and period tie-out")."""
+
+    __tablename__ = "statement_account"
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    name: str = Field(sa_column=Column(String(64), nullable=False, unique=True))
+    kind: str = Field(sa_column=Column(String(8), nullable=False))  # wallet | bank
+    created_at: dt.datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+
+class StatementImport(SQLModel, table=True):
+    """One statement file imported (append-only): what it held, what became of its lines,
+    the dates it covers (for `missing_from_statement`) and the breaks of its balance chain."""
+
+    __tablename__ = "statement_import"
+    __table_args__ = (Index("ix_statement_import_account", "account_id", "id"),)
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    account_id: int = Field(
+        sa_column=Column(BigIntKey, ForeignKey("statement_account.id"), nullable=False)
+    )
+    file_name: str = Field(sa_column=Column(Text, nullable=False))
+    format: str = Field(sa_column=Column(String(16), nullable=False))
+    mapping: str | None = Field(default=None, sa_column=Column(Text))
+    sha256: str = Field(sa_column=Column(String(64), nullable=False))
+    size: int = Field(sa_column=Column(BigInteger, nullable=False))
+    read: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    new: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    already_known: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    invalid: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    matched: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    suggested: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    unmatched: int = Field(default=0, sa_column=Column(BigInteger, nullable=False))
+    # The first and last dates of the file's lines: the span the statement covers.
+    first_date: dt.date | None = Field(default=None, sa_column=Column(Date))
+    last_date: dt.date | None = Field(default=None, sa_column=Column(Date))
+    opening_balance: int | None = _kobo()
+    closing_balance: int | None = _kobo()
+    # JSON: the balance chain's breaks [{after_line, before_line, expected, stated}] (file
+    # line numbers), the reversals the matcher saw, the locked periods the file touched.
+    balance_breaks: str = Field(default="[]", sa_column=Column(Text, nullable=False))
+    reversals: str = Field(default="[]", sa_column=Column(Text, nullable=False))
+    locked_periods: str = Field(default="[]", sa_column=Column(Text, nullable=False))
+    imported_by: str = Field(sa_column=Column(String(64), nullable=False))
+    imported_at: dt.datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+
+class StatementLine(SQLModel, table=True):
+    """One movement of a statement, stored once per account whatever the number of
+    overlapping exports (`identity`, statements.identity), and what it is matched to."""
+
+    __tablename__ = "statement_line"
+    __table_args__ = (
+        UniqueConstraint("account_id", "identity", name="uq_statement_line_identity"),
+        # Lines by state (the console's queues), by date in statement order (tie-out), the
+        # open ones every reconcile pass looks at again, and a subject's lines.
+        Index("ix_statement_line_account_state_date", "account_id", "state", "date"),
+        Index("ix_statement_line_account_date", "account_id", "date", "import_id", "position"),
+        Index("ix_statement_line_state", "state", "id"),
+        Index("ix_statement_line_transfer", "transfer_id"),
+        Index("ix_statement_line_collection", "collection_id"),
+        Index("ix_statement_line_other", "other_line_id"),
+        Index("ix_statement_line_amount_date", "amount", "date"),
+        CheckConstraint("amount > 0", name="ck_statement_line_amount"),
+    )
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    account_id: int = Field(
+        sa_column=Column(BigIntKey, ForeignKey("statement_account.id"), nullable=False)
+    )
+    identity: str = Field(sa_column=Column(String(64), nullable=False))
+    date: dt.date = Field(sa_column=Column(Date, nullable=False))
+    value_date: dt.date | None = Field(default=None, sa_column=Column(Date))
+    amount: int = Field(sa_column=Column(BigInteger, nullable=False))
+    direction: str = Field(sa_column=Column(String(8), nullable=False))  # debit | credit
+    balance: int | None = _kobo()
+    reference: str = Field(default="", sa_column=Column(Text, nullable=False))
+    narration: str = Field(default="", sa_column=Column(Text, nullable=False))
+    import_id: int = Field(
+        sa_column=Column(BigIntKey, ForeignKey("statement_import.id"), nullable=False)
+    )
+    file_line: int = Field(sa_column=Column(BigInteger, nullable=False))
+    # Statement order inside its import: the file line, negated for a newest-first file.
+    position: int = Field(sa_column=Column(BigInteger, nullable=False))
+    state: str = Field(default="unmatched", sa_column=Column(String(16), nullable=False))
+    transfer_id: int | None = Field(
+        default=None, sa_column=Column(BigIntKey, ForeignKey("transfer.id"))
+    )
+    collection_id: int | None = Field(
+        default=None, sa_column=Column(BigIntKey, ForeignKey("collection.id"))
+    )
+    other_line_id: int | None = Field(
+        default=None, sa_column=Column(BigIntKey, ForeignKey("statement_line.id"))
+    )
+    role: str | None = Field(default=None, sa_column=Column(String(24)))
+    ignored_as: str | None = Field(default=None, sa_column=Column(String(16)))
+    note: str | None = Field(default=None, sa_column=Column(Text))
+    # Who matched or ignored it (an operator, `cli:…`, or `payrecon` for the matcher).
+    matched_by: str | None = Field(default=None, sa_column=Column(String(64)))
+    matched_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    # A credit the matcher read as a reversal of a transfer the ledger holds successful, not
+    # yet applied to the transfer (PRODUCT.md "Reversals", source `statement`).
+    reversal_pending: bool = Field(
+        default=False, sa_column=Column(Boolean, nullable=False, server_default="0")
+    )
+    event_sequence: int = Field(
+        default=0, sa_column=Column(Integer, nullable=False, server_default="0")
+    )
+
+
+class PeriodLock(SQLModel, table=True):
+    """A period of one account closed with `period close --lock`, with its tie-out as it
+    stood then (JSON, `TieOut.to_json()`)."""
+
+    __tablename__ = "period_lock"
+    __table_args__ = (Index("ix_period_lock_account", "account_id", "since", "until"),)
+
+    id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
+    account_id: int = Field(
+        sa_column=Column(BigIntKey, ForeignKey("statement_account.id"), nullable=False)
+    )
+    since: dt.date = Field(sa_column=Column(Date, nullable=False))
+    until: dt.date = Field(sa_column=Column(Date, nullable=False))
+    locked_by: str = Field(sa_column=Column(String(64), nullable=False))
+    locked_at: dt.datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
+    snapshot: str = Field(sa_column=Column(Text, nullable=False))

@@ -2,7 +2,7 @@
 
 A subject is a row of one table (its *book*) that findings, provider checks and relay events
 point at by `(subject, subject_id)`: `finding`, `provider_check` and `relay_event` all carry
-those two columns (migration 0008). People and the relay's order rule name a subject by its
+those two columns (migration 0009). People and the relay's order rule name a subject by its
 key, `kind:REFERENCE` (`transfer:T-1`), the form the audit log has always written and
 `GET /api/events?subject=` reads (docs/architecture.md, "The subject model"): `SubjectRef.key`
 is the one rendering of it.

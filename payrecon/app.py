@@ -19,12 +19,14 @@ from admin.unavailable import INPUT_ERRORS, refused_input
 from ledger.db import create_db_engine
 from payrecon.settings import Settings
 from provider.client import ProviderClient
-from receiver.app import receiver_routes, webhook_state
+from receiver.app import app_readiness, receiver_routes, webhook_state
 from receiver.fastpath import ReceiverApp
 from receiver.ingest import GroupCommitWriter
+from receiver.metrics import ReadinessGauge
 from receiver.requestlog import RequestLogMiddleware
 from receiver.webhook import WebhookEndpoint
 from relay.metrics import register_relay_metrics
+from telemetry.gauges import register_ledger_gauges
 from web.answers import http_error
 from web.body import BodyDeadline
 
@@ -69,6 +71,7 @@ def create_app(
     webhook = webhook_state(settings, engine)
     # The relay's figures join the receiver's on /metrics, read from the ledger at each scrape.
     register_relay_metrics(webhook.metrics.registry, engine)
+    register_ledger_gauges(webhook.metrics.registry, engine)
     endpoint = WebhookEndpoint(webhook)
     app = ReceiverApp(
         webhook_endpoint=endpoint,
@@ -96,6 +99,7 @@ def create_app(
         clock=time.monotonic,
     )
     app.state.webhook = webhook
+    webhook.metrics.registry.register(ReadinessGauge(lambda: app_readiness(app).get()))
     # Every body an operators' route reads has PAYRECON_BODY_TIMEOUT to arrive (web.body).
     app.state.body_deadline = BodyDeadline(settings.body_timeout)
     return app

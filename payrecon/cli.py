@@ -62,6 +62,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "payrecon.commands.operators:operators",
         "The people and scripts allowed into the admin API and the console.",
     ),
+    "statement": (
+        "payrecon.commands.statement:statement",
+        "Import the wallet's and the bank's statements and work their lines.",
+    ),
+    "period": (
+        "payrecon.commands.period:period",
+        "Tie a period out against the statement, and close it.",
+    ),
     "db": ("payrecon.commands.db:db", "Database maintenance."),
     "sandbox": (
         "payrecon.commands.sandbox:sandbox",

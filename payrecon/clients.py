@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import httpx
+
 from payrecon.errors import ConfigError
 from payrecon.settings import Settings
 from provider.client import AsyncProviderClient, ProviderClient
+from telemetry.tracing import SyncTraceparentTransport, TraceparentTransport
 
 
 def _provider_settings(settings: Settings) -> tuple[str, str]:
@@ -18,7 +21,11 @@ def _provider_settings(settings: Settings) -> tuple[str, str]:
 def make_client(settings: Settings) -> ProviderClient:
     """A ProviderClient for the configured provider; ConfigError naming what is missing."""
     base_url, secret_key = _provider_settings(settings)
-    return ProviderClient(base_url, secret_key, timeout=settings.provider_timeout)
+    # The transport adds the W3C traceparent while tracing is on (PRODUCT.md: Observability).
+    transport = SyncTraceparentTransport(httpx.HTTPTransport())
+    return ProviderClient(
+        base_url, secret_key, timeout=settings.provider_timeout, transport=transport
+    )
 
 
 def make_async_client(settings: Settings) -> AsyncProviderClient:
@@ -30,5 +37,9 @@ def make_async_client(settings: Settings) -> AsyncProviderClient:
     """
     base_url, secret_key = _provider_settings(settings)
     return AsyncProviderClient(
-        base_url, secret_key, timeout=settings.provider_timeout, max_retries=0
+        base_url,
+        secret_key,
+        timeout=settings.provider_timeout,
+        max_retries=0,
+        transport=TraceparentTransport(httpx.AsyncHTTPTransport()),
     )

@@ -45,6 +45,7 @@ from payrecon.democollections import (
     collection_figures,
 )
 from payrecon.democonsumer import PATH, DemoConsumer
+from payrecon.demostatement import DemoStatement, tie_out_demo
 from payrecon.errors import DemoDirectoryError
 from payrecon.servers import free_port, running_server
 from payrecon.settings import Settings, load_settings
@@ -86,6 +87,7 @@ class DemoResult:
     verified: dict[str, int] = field(default_factory=dict)
     refused: int = 0
     collections: CollectionFigures = field(default_factory=CollectionFigures)
+    statement: DemoStatement | None = None
 
 
 def _fresh_directory(directory: Path) -> None:
@@ -178,7 +180,13 @@ def _pay(
             if tamper:  # this one payout's success webhook carries a fee the provider never charged
                 control.post(
                     f"{sandbox_url}/_sandbox/faults",
-                    json={**parse_faults(faults).as_dict(), "tamper_fee": 1.0},
+                    # …and the wallet statement shows it charged ₦5 more than the provider says
+                    # (the demo's tie-out explains that residual).
+                    json={
+                        **parse_faults(faults).as_dict(),
+                        "tamper_fee": 1.0,
+                        "statement_fee_drift": 1.0,
+                    },
                 )
             send_payout(engine, client, request, now=utcnow())
             if tamper:
@@ -364,6 +372,7 @@ def run_demo(
         _reconcile(engine, settings, console, sandbox_url, result, started + time_limit)
         with running_server(consumer.app(), port=consumer_port):
             _relay(engine, settings, console, result, consumer)
+        result.statement = tie_out_demo(engine, settings, sandbox_url, directory)
         result.reports = _write_reports(engine, directory, settings)
         result.collections = collection_figures(engine)
         with read_session(engine) as session:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import ipaddress
 import os
@@ -134,8 +135,16 @@ class Settings(BaseSettings):
     # Networks of the host's own addresses (loopback, link-local…) endpoints may still reach:
     # unset, none (PRODUCT.md: Robustness rules); tests and the demo list 127.0.0.0/8.
     relay_allow_networks: Annotated[tuple[Network, ...], NoDecode] = ()
+    # Statements (PRODUCT.md "Statements and period tie-out"): how far apart a line's date and
+    # its transfer's or collection's may be, and the largest file `statement import` reads.
+    statement_date_window: Annotated[dt.timedelta, NoDecode] = dt.timedelta(days=2)
+    statement_max_bytes: int = Field(default=200_000_000, ge=1024, le=2**40)
     # Days provider checks of settled transfers are kept (`payrecon checks prune`).
     checks_keep_days: int = Field(default=400, ge=1, le=100_000)
+    # `reconcile run` / `relay run` serve /metrics here (PRODUCT.md: Observability); unset,
+    # they serve none unless --metrics-port says so.
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    metrics_host: str = "127.0.0.1"
 
     @field_validator(*_SECRET_FIELDS, mode="before")
     @classmethod
@@ -177,6 +186,13 @@ class Settings(BaseSettings):
                 return parse_schedule(value)
             except ScheduleError as exc:
                 raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("statement_date_window", mode="before")
+    @classmethod
+    def _date_window(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return parse_date_window(value)
         return value
 
     @field_validator("relay_keys")
@@ -287,6 +303,22 @@ class Settings(BaseSettings):
     def provider_ready(self) -> bool:
         """True when both provider settings are present."""
         return self.provider_base_url is not None and self.provider_secret_key is not None
+
+
+_WINDOW = re.compile(r"([0-9]{1,3})([dh])")
+
+
+def parse_date_window(text: str) -> dt.timedelta:
+    """PAYRECON_STATEMENT_DATE_WINDOW: whole days (`2d`) or hours (`36h`), at most 31 days;
+    ValueError saying what is accepted."""
+    match = _WINDOW.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"must be whole days or hours such as 2d or 36h, not {text!r}")
+    number, unit = int(match.group(1)), match.group(2)
+    window = dt.timedelta(days=number) if unit == "d" else dt.timedelta(hours=number)
+    if window > dt.timedelta(days=31):
+        raise ValueError("must be at most 31 days")
+    return window
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -84,13 +84,17 @@ async def readyz(request: Request) -> Response:
 
 def readiness_cache(request: Request) -> CachedReadiness:
     """The app's readiness cache, made on the first `/readyz` over the app's engine."""
-    cache: CachedReadiness | None = getattr(request.app.state, "readiness", None)
+    return app_readiness(request.app)
+
+
+def app_readiness(app: Any) -> CachedReadiness:
+    """The readiness cache of `app` (a Starlette app with `engine` in its state), made on first
+    use; `/readyz` and `payrecon_ready` share it."""
+    cache: CachedReadiness | None = getattr(app.state, "readiness", None)
     if cache is None:
-        engine: Engine = request.app.state.engine
+        engine: Engine = app.state.engine
         revision = head_revision()
-        cache = request.app.state.readiness = CachedReadiness(
-            lambda: readiness(engine, revision=revision)
-        )
+        cache = app.state.readiness = CachedReadiness(lambda: readiness(engine, revision=revision))
     return cache
 
 

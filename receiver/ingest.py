@@ -11,6 +11,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 from sqlalchemy import Engine
@@ -22,6 +23,7 @@ from ledger.types import utcnow
 from receiver.apply import Applied, IncomingDelivery, apply_delivery
 from receiver.batch import apply_batch
 from receiver.errors import BatchRaceError, IngestUnavailableError
+from telemetry import tracing
 
 logger = structlog.get_logger(__name__)
 
@@ -35,6 +37,7 @@ _QUIET_ROUNDS = 2
 class _Pending:
     delivery: IncomingDelivery
     future: asyncio.Future[Applied]
+    link: Any = None  # the request's span, linked from its batch's span (tracing on only)
 
 
 def _order_key(item: _Pending) -> str:
@@ -91,7 +94,8 @@ class GroupCommitWriter:
         if self._task is None or self._task.done():
             raise IngestUnavailableError("the receiver is not accepting deliveries")
         future: asyncio.Future[Applied] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait(_Pending(delivery, future))  # unbounded: never waits
+        pending = _Pending(delivery, future, tracing.link_to_current())
+        self._queue.put_nowait(pending)  # unbounded: never waits
         return await future
 
     async def _run(self) -> None:
@@ -119,9 +123,14 @@ class GroupCommitWriter:
 
     async def _settle(self, batch: list[_Pending], slots: asyncio.Semaphore) -> None:
         """Commit one batch in a worker thread and answer each of its deliveries."""
+        # One span per batch, linked to the span of each request it answers (PRODUCT.md:
+        # Observability); a shared no-op while tracing is off.
+        links = [item.link for item in batch if item.link is not None]
         try:
             started = time.perf_counter()
-            results = await asyncio.to_thread(self._commit, batch)
+            attributes = {"payrecon.batch_size": len(batch)}
+            with tracing.span("ingest.group_commit", attributes, links=links):
+                results = await asyncio.to_thread(self._commit, batch)
             if self.on_batch is not None:
                 self.on_batch(len(batch), time.perf_counter() - started)
         except Exception as exc:  # a bug, not the database: still answer every request

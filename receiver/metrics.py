@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.registry import Collector
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
@@ -80,3 +83,27 @@ def create_metrics() -> ReceiverMetrics:
             registry=registry,
         ),
     )
+
+
+class ReadinessGauge(Collector):
+    """`payrecon_ready`: 1 when `/readyz` would answer 200, else 0 with the reason as a label
+    (the same check, cached for a second: receiver.readiness)."""
+
+    def __init__(self, state: Callable[[], str]) -> None:
+        self._state = state
+
+    def describe(self) -> list[Metric]:
+        return []  # registering must not touch the database
+
+    def collect(self) -> Iterator[Metric]:
+        try:
+            state = self._state()
+        except Exception:  # the check itself failed: not ready, and the scrape still answers
+            state = "unavailable"
+        gauge = GaugeMetricFamily(
+            "payrecon_ready",
+            "1 when /readyz answers 200; else 0, labelled with its reason.",
+            labels=["reason"],
+        )
+        gauge.add_metric(["ok" if state == "ok" else str(state)], 1 if state == "ok" else 0)
+        yield gauge

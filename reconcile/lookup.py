@@ -24,6 +24,7 @@ from provider.errors import (
 )
 from reconcile.answers import Found, LookupAnswer, NotFound, Transient, Uninterpretable
 from reconcile.ratelimit import TokenBucket
+from telemetry.tracing import span
 
 logger = structlog.get_logger(__name__)
 
@@ -121,7 +122,8 @@ async def lookups(
     async def one(target: Target) -> Looked:
         async with semaphore:
             await bucket.acquire()
-            answer, status = await lookup(client, target.lookup_reference, method=method)
+            with span("reconcile.lookup", {"payrecon.reference": target.lookup_reference}):
+                answer, status = await lookup(client, target.lookup_reference, method=method)
             return Looked(target, answer, status)
 
     async with asyncio.TaskGroup() as group:

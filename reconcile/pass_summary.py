@@ -47,6 +47,8 @@ class PassSummary:
     alerts_failed: int = 0
     raised_by_kind: dict[str, int] = field(default_factory=dict)
     collections: CollectionSummary = field(default_factory=CollectionSummary)
+    # Statement lines decided again (reconcile.statements.passes); empty without statements.
+    statements: dict[str, int] = field(default_factory=dict)
     # "provider_key_refused" or "provider_misconfigured" when the pass stopped early
     stopped: str | None = None
 

@@ -46,6 +46,8 @@ from reconcile.lookup import (
 )
 from reconcile.pass_summary import PassSummary
 from reconcile.ratelimit import TokenBucket
+from reconcile.statements.passes import match_statements
+from telemetry.tracing import traced
 
 __all__ = ["PassSummary", "run_pass"]
 
@@ -77,6 +79,7 @@ class ReconcileSettings(Protocol):
     def collection_grace(self) -> int: ...
 
 
+@traced("reconcile.pass")
 async def run_pass(
     engine: Engine,
     client: TransactionLookup,
@@ -131,6 +134,7 @@ async def run_pass(
             await asyncio.to_thread(_drop, engine, run.owner)
     await _raise_if_stopped(run)
     summary = run.summary
+    summary.statements = await asyncio.to_thread(match_statements, engine, settings, now=run.now)
     summary.alerts_sent, summary.alerts_failed = await asyncio.to_thread(
         dispatch_alerts, engine, sink, now=run.now, policy=run.policy
     )

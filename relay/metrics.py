@@ -10,7 +10,7 @@ import datetime as dt
 from collections.abc import Callable, Iterator
 
 import structlog
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from sqlalchemy import Engine
@@ -80,3 +80,28 @@ def register_relay_metrics(registry: CollectorRegistry, engine: Engine) -> Relay
     collector = RelayCollector(engine)
     registry.register(collector)
     return collector
+
+
+class WorkerMetrics:
+    """A `relay run` process's own instruments: its attempts by endpoint and outcome, and their
+    duration (the ledger's figures above cover every worker together)."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.attempts = Counter(
+            "payrecon_relay_worker_attempts",
+            "Delivery attempts made by this worker, by endpoint id and outcome.",
+            ["endpoint", "outcome"],
+            registry=registry,
+        )
+        self.seconds = Histogram(
+            "payrecon_relay_attempt_seconds",
+            "Duration of one delivery attempt (request to answer or error).",
+            buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+            registry=registry,
+        )
+
+    def attempted(self, endpoint_id: int | None, outcome: str, duration_ms: float | None) -> None:
+        """Count one recorded attempt."""
+        self.attempts.labels(endpoint=str(endpoint_id), outcome=outcome).inc()
+        if duration_ms is not None:
+            self.seconds.observe(duration_ms / 1000)

@@ -32,6 +32,8 @@ from relay.addresses import Network
 from relay.attempts import Notice, Result, describe, record
 from relay.claims import RELAY_LEASE, Job
 from relay.keys import SecretBox
+from relay.metrics import WorkerMetrics
+from telemetry import tracing
 
 logger = structlog.get_logger(__name__)
 
@@ -105,6 +107,7 @@ class Worker:
     alert: AlertFn
     owner: str = field(default_factory=new_owner)
     summary: Summary = field(default_factory=Summary)
+    metrics: WorkerMetrics | None = None  # `relay run --metrics-port` only
 
     def __post_init__(self) -> None:
         self._sqlite = self.engine.dialect.name == "sqlite"
@@ -156,6 +159,7 @@ class Worker:
         async with sender.make_client(
             timeout=config.timeout, concurrency=config.concurrency, allow=config.allow
         ) as client:
+            tracing.propagate_from(client)  # the attempt's traceparent on each delivery
             while True:
                 stopping = stop is not None and stop.is_set()
                 claimed = 0
@@ -260,7 +264,8 @@ class Worker:
             )
 
     async def _attempt(self, client: httpx.AsyncClient, job: Job) -> Result:
-        answer = await sender.send(client, job, self.box, timeout=self.config.timeout)
+        with tracing.span("relay.attempt", _attempt_attributes(job), kind="CLIENT"):
+            answer = await sender.send(client, job, self.box, timeout=self.config.timeout)
         return Result(job, answer)
 
     async def _record(self, results: list[Result]) -> None:
@@ -297,6 +302,8 @@ class Worker:
         self.summary.delivered += outcome is AttemptOutcome.DELIVERED
         self.summary.failed += outcome is AttemptOutcome.FAILED
         job, answer = result.job, result.answer
+        if self.metrics is not None:
+            self.metrics.attempted(job.endpoint.id, outcome.value, answer.duration_ms)
         log = logger.debug if outcome is AttemptOutcome.DELIVERED else logger.info
         log(
             "relay_attempt",
@@ -372,6 +379,19 @@ class Worker:
         with contextlib.suppress(Exception), write_session(self.engine) as session:
             release_lease(session, RELAY_LEASE, owner=self.owner)
         self._lease_until = None
+
+
+def _attempt_attributes(job: Job) -> dict[str, Any] | None:
+    # Built only while tracing is on: a delivery pays nothing for it otherwise.
+    if not tracing.enabled():
+        return None
+    return {
+        "payrecon.delivery_id": job.delivery_id,
+        "payrecon.endpoint_id": job.endpoint.id,
+        "payrecon.event_id": job.event_id,
+        "payrecon.attempt": job.attempts + 1,
+        "payrecon.subject": job.subject_key,
+    }
 
 
 def lease_due(until: dt.datetime | None, ttl: float) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -13,7 +14,11 @@ from rich.table import Table
 from payrecon.context import EXIT_RUNTIME, EXIT_USAGE, fail
 from payrecon.errors import DemoDirectoryError
 from payrecon.logconfig import configure_logging
+
+if TYPE_CHECKING:
+    from payrecon.demostatement import DemoStatement
 from reconcile.reports.naira import naira
+from reconcile.statements.render import explanation_lines
 
 
 @click.command()
@@ -74,9 +79,30 @@ def demo(transfers: int, directory: Path, seed: int) -> None:
     console.print(table)
     for path in result.reports:
         console.print(f"wrote {path}")
+    if result.statement is not None:
+        _print_statement(console, result.statement)
     if not result.settled:
         console.print(
             "[red]the ledger did not settle in time: some transfers are neither "
             "confirmed nor flagged[/red]"
         )
         sys.exit(EXIT_RUNTIME)
+
+
+def _print_statement(console: Console, statement: DemoStatement) -> None:
+    """The month end: the wallet statement imported and the period's tie-out."""
+    data = statement.imported.to_json()
+    console.rule("wallet statement")
+    console.print(
+        f"imported {statement.path}: {data['read']} lines, matched {data['matched']}, "
+        f"suggested {data['suggested']}, unmatched {data['unmatched']}",
+        highlight=False,
+    )
+    tie_out = statement.tie_out
+    console.print(
+        f"tie-out {tie_out.since} to {tie_out.until}: statement moved "
+        f"{naira(tie_out.statement_movement)}, the ledger {naira(tie_out.ledger_movement)}",
+        highlight=False,
+    )
+    for line in explanation_lines(tie_out):
+        console.print(line, highlight=False, markup=False)

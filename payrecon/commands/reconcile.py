@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
+import time
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -15,10 +17,12 @@ from sqlalchemy import Engine
 
 from ledger.db import write_session
 from ledger.errors import DatabaseUnavailableError
+from ledger.lease import record_last_pass
 from ledger.types import utcnow
 from payrecon.clients import make_async_client
 from payrecon.context import EXIT_FINDINGS, EXIT_RUNTIME, EXIT_USAGE, app_context, fail
 from payrecon.errors import ConfigError
+from payrecon.monitoring import metrics_port_option, monitored
 from payrecon.settings import Settings
 from payrecon.wiring import make_alert_sink
 from provider.client import AsyncProviderClient
@@ -26,6 +30,7 @@ from reconcile.alert_text import job_failed_alert
 from reconcile.alerts import AlertSink, send_keyed_alert
 from reconcile.errors import LeaseHeldError, ProviderKeyRefusedError, ProviderMisconfiguredError
 from reconcile.lease import new_owner, release_runner_lease
+from reconcile.metrics import ReconcilerMetrics, create_reconciler_metrics
 from reconcile.poller import PassSummary, run_pass
 from reconcile.scheduler import StopFlag, run_every
 
@@ -44,15 +49,33 @@ class _Reconciler:
     client: AsyncProviderClient
     sink: AlertSink | None
 
+    metrics: ReconcilerMetrics | None = None
+
     async def one_pass(self, owner: str, *, keep: bool) -> PassSummary:
-        return await run_pass(
-            self.engine,
-            self.client,
-            self.settings,
-            owner=owner,
-            sink=self.sink,
-            keep_runner_lease=keep,
-        )
+        started = time.perf_counter()
+        try:
+            summary = await run_pass(
+                self.engine,
+                self.client,
+                self.settings,
+                owner=owner,
+                sink=self.sink,
+                keep_runner_lease=keep,
+            )
+        except Exception as exc:
+            if self.metrics is not None:
+                self.metrics.failed(exc)
+            raise
+        # Every process's /metrics shows when the last pass ended (ledger.lease.LAST_PASS).
+        await asyncio.to_thread(_record_last_pass, self.engine, owner)
+        if self.metrics is not None:
+            self.metrics.passed(summary, time.perf_counter() - started)
+        return summary
+
+
+def _record_last_pass(engine: Engine, owner: str) -> None:
+    with write_session(engine) as session:
+        record_last_pass(session, owner=owner, now=utcnow())
 
 
 def _prepare(ctx: click.Context) -> _Reconciler:
@@ -117,10 +140,18 @@ def once(ctx: click.Context, as_json: bool, fail_on_findings: bool) -> None:
 
 
 @reconcile.command("run")
+@metrics_port_option
 @click.pass_context
-def run(ctx: click.Context) -> None:
+def run(ctx: click.Context, metrics_port: int | None) -> None:
     """The scheduled reconciler: one pass every PAYRECON_POLL_INTERVAL, until SIGTERM/SIGINT."""
     reconciler = _prepare(ctx)
+    with monitored(
+        reconciler.settings, reconciler.engine, service="reconciler", port=metrics_port
+    ) as registry:
+        _run(dataclasses.replace(reconciler, metrics=create_reconciler_metrics(registry)))
+
+
+def _run(reconciler: _Reconciler) -> None:
     engine, sink = reconciler.engine, reconciler.sink
     owner = new_owner()
     stop = StopFlag()

@@ -16,8 +16,10 @@ from ledger.types import utcnow
 from payrecon.actor import audit_cli
 from payrecon.context import EXIT_RUNTIME, EXIT_USAGE, app_context, fail
 from payrecon.errors import ConfigError
+from payrecon.monitoring import metrics_port_option, monitored
 from payrecon.wiring import make_worker
 from relay.errors import EndpointNotFoundError, RelayError
+from relay.metrics import WorkerMetrics, register_relay_metrics
 from relay.worker import Summary, Worker
 
 logger = structlog.get_logger(__name__)
@@ -56,10 +58,19 @@ async def _run(worker: Worker) -> Summary:
 
 
 @relay.command("run")
+@metrics_port_option
 @click.pass_context
-def run(ctx: click.Context) -> None:
+def run(ctx: click.Context, metrics_port: int | None) -> None:
     """The delivery worker, until SIGTERM/SIGINT (attempts in flight finish first)."""
     worker = _worker(ctx)
+    app = app_context(ctx)
+    with monitored(app.settings(), worker.engine, service="relay", port=metrics_port) as registry:
+        register_relay_metrics(registry, worker.engine)
+        worker.metrics = WorkerMetrics(registry)
+        _run_worker(worker)
+
+
+def _run_worker(worker: Worker) -> None:
     logger.info("relay_started", owner=worker.owner, concurrency=worker.config.concurrency)
     summary = asyncio.run(_run(worker))
     logger.info("relay_stopped", **summary.as_dict())

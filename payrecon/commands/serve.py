@@ -47,6 +47,8 @@ def serve(ctx: click.Context, host: str, port: int, limit_concurrency: int | Non
     from payrecon.clients import make_client
     from payrecon.headertimeout import header_timeout_protocol
     from receiver.app import sender_policy
+    from telemetry.asgi import TracedRequests
+    from telemetry.tracing import configure_tracing, shutdown_tracing
 
     app_ctx = app_context(ctx)
     settings = app_ctx.settings()
@@ -63,8 +65,10 @@ def serve(ctx: click.Context, host: str, port: int, limit_concurrency: int | Non
             "events (deliveries are still accepted); set PAYRECON_WEBHOOK_TOKEN and/or "
             "PAYRECON_WEBHOOK_ALLOWED_IPS"
         )
+    # Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; off, the app is served unwrapped.
+    traced = configure_tracing("payrecon-serve")
     config = uvicorn.Config(
-        app,
+        TracedRequests(app) if traced else app,
         host=host,
         port=port,
         # Our own X-Forwarded-For handling trusts only PAYRECON_TRUSTED_PROXIES;
@@ -93,3 +97,4 @@ def serve(ctx: click.Context, host: str, port: int, limit_concurrency: int | Non
         fail("the receiver did not start (see the log line above)", EXIT_RUNTIME)
     finally:
         sock.close()
+        shutdown_tracing()

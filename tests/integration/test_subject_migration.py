@@ -1,5 +1,5 @@
-"""Migration 0008 puts findings and provider checks on (subject, subject_id), keeps every row
-of a 0007 ledger, rewrites the relay's order keys to `kind:REFERENCE`, and can be undone."""
+"""Migration 0009 puts findings and provider checks on (subject, subject_id), keeps every row
+of a 0008 ledger, rewrites the relay's order keys to `kind:REFERENCE`, and can be undone."""
 
 from __future__ import annotations
 
@@ -52,10 +52,10 @@ def _rows(engine: Engine, sql: str) -> list[tuple[Any, ...]]:
 
 
 @pytest.fixture
-def ledger_0007(database_url: str) -> Iterator[str]:
-    """A ledger at 0007 with two transfers, a collection, findings and checks on both kinds,
+def ledger_0008(database_url: str) -> Iterator[str]:
+    """A ledger at 0008 with two transfers, a collection, findings and checks on both kinds,
     a note and an alert on a finding, and relay events with their deliveries."""
-    command.downgrade(alembic_config(database_url), "0007")
+    command.downgrade(alembic_config(database_url), "0008")
     engine = create_db_engine(database_url)
     now = NOW.replace(tzinfo=None) if engine.dialect.name == "sqlite" else NOW
     with engine.begin() as db:
@@ -115,12 +115,12 @@ def ledger_0007(database_url: str) -> Iterator[str]:
     yield database_url
 
 
-def test_upgrade_keeps_findings_checks_and_names_their_subjects(ledger_0007: str) -> None:
-    """After 0008 every finding and check of 0007 is there, on the subject it had, with its
+def test_upgrade_keeps_findings_checks_and_names_their_subjects(ledger_0008: str) -> None:
+    """After 0009 every finding and check of 0008 is there, on the subject it had, with its
     note and alert, and the deliveries' order keys are `kind:REFERENCE`."""
-    upgrade(ledger_0007)
-    assert current(ledger_0007) == "0008"
-    engine = create_db_engine(ledger_0007)
+    upgrade(ledger_0008)
+    assert current(ledger_0008) == "0009"
+    engine = create_db_engine(ledger_0008)
     try:
         findings = _rows(
             engine, "SELECT id, subject, subject_id, kind, detail FROM finding ORDER BY id"
@@ -149,11 +149,11 @@ def test_upgrade_keeps_findings_checks_and_names_their_subjects(ledger_0007: str
     assert columns == [(2,)]
 
 
-def test_after_the_upgrade_a_finding_is_unique_per_subject_and_kind(ledger_0007: str) -> None:
+def test_after_the_upgrade_a_finding_is_unique_per_subject_and_kind(ledger_0008: str) -> None:
     """A second fee_mismatch on collection 1 is refused; the same kind on transfer 1 and on
     collection 1 (same row id, other subject) both stand."""
-    upgrade(ledger_0007)
-    engine = create_db_engine(ledger_0007)
+    upgrade(ledger_0008)
+    engine = create_db_engine(ledger_0008)
     now = NOW.replace(tzinfo=None) if engine.dialect.name == "sqlite" else NOW
     insert = text(
         "INSERT INTO finding (subject, subject_id, kind, detail, opened_at, updated_at)"
@@ -180,13 +180,13 @@ def test_after_the_upgrade_a_finding_is_unique_per_subject_and_kind(ledger_0007:
     assert subjects == [("collection",), ("transfer",)]
 
 
-def test_downgrade_gives_0007_its_columns_back(ledger_0007: str) -> None:
-    """Down to 0007 again, findings and checks hold their transfer_id / collection_id and the
+def test_downgrade_gives_0008_its_columns_back(ledger_0008: str) -> None:
+    """Down to 0008 again, findings and checks hold their transfer_id / collection_id and the
     order keys are `kind:ID` as before."""
-    upgrade(ledger_0007)
-    command.downgrade(alembic_config(ledger_0007), "0007")
-    assert current(ledger_0007) == "0007"
-    engine = create_db_engine(ledger_0007)
+    upgrade(ledger_0008)
+    command.downgrade(alembic_config(ledger_0008), "0008")
+    assert current(ledger_0008) == "0008"
+    engine = create_db_engine(ledger_0008)
     try:
         findings = _rows(
             engine, "SELECT id, transfer_id, collection_id, kind FROM finding ORDER BY id"

@@ -21,6 +21,7 @@ FIRST_PARTY = frozenset(
         "relay",
         "sandbox",
         "statements",
+        "telemetry",
         "web",
     }
 )
@@ -44,6 +45,9 @@ FORBIDDEN = {
     "statements": FIRST_PARTY - {"statements"},
     # The shared web toolkit sits below both HTTP surfaces and knows neither.
     "web": FIRST_PARTY - {"web", "ledger"},
+    # Metrics read from the ledger and tracing: above the ledger, below everything that
+    # reports through it (docs/architecture.md).
+    "telemetry": FIRST_PARTY - {"telemetry", "ledger"},
     # The operators' surface takes shared web plumbing from `web`, never the receiver's.
     "admin": frozenset({"receiver"}),
 }

@@ -1,7 +1,7 @@
 """findings and provider checks on (subject, subject_id); relay order keys `kind:REFERENCE`
 
-Revision ID: 0008
-Revises: 0007
+Revision ID: 0009
+Revises: 0008
 Create Date: 2026-12-03 09:00:00
 """
 
@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0008"
-down_revision = "0007"
+revision = "0009"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,222 @@
+"""OpenTelemetry tracing: off unless `OTEL_EXPORTER_OTLP_ENDPOINT` is set (PRODUCT.md:
+Observability).
+
+Off, nothing of OpenTelemetry is imported and every helper here costs a global lookup: `span`
+hands back one shared no-op context manager, `link_to_current` None. On, spans go to an OTLP/HTTP
+exporter (the standard `OTEL_*` variables apply: endpoint, headers, service name) through a
+batching processor, and `inject` writes the W3C `traceparent` of the current span into outgoing
+headers. The process's tracer provider is ours, not OpenTelemetry's global one, so tests can
+switch tracing on and off again (`configure_tracing(..., exporter=...)`, `shutdown_tracing`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+from collections.abc import Callable, Coroutine, Iterator, Mapping, MutableMapping, Sequence
+from typing import Any, ParamSpec, TypeVar
+
+import httpx
+
+ENDPOINT_VARIABLE = "OTEL_EXPORTER_OTLP_ENDPOINT"
+
+_NO_SPAN = contextlib.nullcontext()
+_T = TypeVar("_T")
+_P = ParamSpec("_P")
+
+
+class _State:
+    """The process's tracer and provider while tracing is on (None off), and the few
+    OpenTelemetry names the per-request helpers use, looked up once when it is switched on."""
+
+    tracer: Any = None
+    provider: Any = None
+    kinds: Any = None
+    link: Any = None
+    current_span: Any = None
+    inject: Any = None
+    extract: Any = None
+
+
+_state = _State()
+
+
+def enabled() -> bool:
+    """True while spans are recorded."""
+    return _state.tracer is not None
+
+
+def configure_tracing(
+    service: str,
+    *,
+    environ: Mapping[str, str] | None = None,
+    exporter: Any = None,
+) -> bool:
+    """Switch tracing on for this process when `OTEL_EXPORTER_OTLP_ENDPOINT` is set (or an
+    `exporter` is given, for tests: spans are then exported as each ends); True when on.
+
+    `service` is the `service.name` unless `OTEL_SERVICE_NAME` says otherwise."""
+    env = os.environ if environ is None else environ
+    if exporter is None and not env.get(ENDPOINT_VARIABLE):
+        return False
+    # Imported here: a process with tracing off never pays for OpenTelemetry's import.
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+
+    shutdown_tracing()
+    resource = Resource.create({"service.name": env.get("OTEL_SERVICE_NAME") or service})
+    provider = TracerProvider(resource=resource)
+    if exporter is None:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        # The base endpoint gets the signal's path, as every OpenTelemetry SDK does; the
+        # exporter reads the other standard variables (headers, timeout, a traces endpoint).
+        endpoint = None
+        if not env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+            endpoint = env[ENDPOINT_VARIABLE].rstrip("/") + "/v1/traces"
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
+    else:
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+    from opentelemetry import propagate
+    from opentelemetry.trace import Link, SpanKind, get_current_span
+
+    _state.kinds, _state.link, _state.current_span = SpanKind, Link, get_current_span
+    _state.inject, _state.extract = propagate.inject, propagate.extract
+    _state.provider = provider
+    _state.tracer = provider.get_tracer("payrecon")
+    return True
+
+
+def shutdown_tracing() -> None:
+    """Export what is buffered and switch tracing off."""
+    provider, _state.provider, _state.tracer = _state.provider, None, None
+    if provider is not None:
+        provider.shutdown()
+
+
+def span(
+    name: str,
+    attributes: Mapping[str, Any] | None = None,
+    *,
+    links: Sequence[Any] = (),
+    kind: str = "INTERNAL",
+    context: Any = None,
+) -> contextlib.AbstractContextManager[Any]:
+    """A span around a block, the current one inside it (a shared no-op when tracing is off).
+
+    `kind` names an OpenTelemetry SpanKind (SERVER, CLIENT, INTERNAL); `context` a parent taken
+    from incoming headers (`extract`)."""
+    tracer = _state.tracer
+    if tracer is None:
+        return _NO_SPAN
+    return tracer.start_as_current_span(  # type: ignore[no-any-return]
+        name,
+        context=context,
+        kind=_state.kinds[kind],
+        attributes=attributes,
+        links=links,
+    )
+
+
+def traced(
+    name: str,
+) -> Callable[[Callable[_P, Coroutine[Any, Any, _T]]], Callable[_P, Coroutine[Any, Any, _T]]]:
+    """Decorate a coroutine function: each call runs in a span called `name`."""
+
+    def decorate(
+        function: Callable[_P, Coroutine[Any, Any, _T]],
+    ) -> Callable[_P, Coroutine[Any, Any, _T]]:
+        @functools.wraps(function)
+        async def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+            if _state.tracer is None:
+                return await function(*args, **kwargs)
+            with span(name):
+                return await function(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def link_to_current() -> Any:
+    """A link to the current span (for a span that serves many, such as a group commit), or
+    None when tracing is off or no span is current."""
+    if _state.tracer is None:
+        return None
+    context = _state.current_span().get_span_context()
+    return _state.link(context) if context.is_valid else None
+
+
+def inject(headers: MutableMapping[str, str]) -> None:
+    """Write the current span's W3C `traceparent` (and `tracestate`) into `headers`."""
+    if _state.tracer is None:
+        return
+    _state.inject(headers)
+
+
+def extract(headers: Mapping[str, str]) -> Any:
+    """The parent context named by incoming `traceparent` headers (None when tracing is off)."""
+    if _state.tracer is None:
+        return None
+    return _state.extract(headers)
+
+
+@contextlib.contextmanager
+def statement_import_span(account: str, *, source: str, lines: int | None = None) -> Iterator[Any]:
+    """The span of one statement import (PRODUCT.md: Observability): the import shell wraps
+    its parse-match-store in it; `lines` may be set on the span later (`span.set_attribute`)."""
+    attributes: dict[str, Any] = {"payrecon.account": account, "payrecon.source": source}
+    if lines is not None:
+        attributes["payrecon.lines"] = lines
+    with span("statement.import", attributes) as current:
+        yield current
+
+
+async def _traceparent_hook(request: httpx.Request) -> None:
+    carrier: dict[str, str] = {}
+    inject(carrier)
+    request.headers.update(carrier)
+
+
+def propagate_from(client: httpx.AsyncClient) -> httpx.AsyncClient:
+    """Have `client` send the current span's `traceparent` with every request (no-op off)."""
+    if _state.tracer is not None:
+        hooks = client.event_hooks
+        hooks.setdefault("request", []).append(_traceparent_hook)
+        client.event_hooks = hooks
+    return client
+
+
+class TraceparentTransport(httpx.AsyncBaseTransport):
+    """An httpx transport that adds the current span's `traceparent` to each request, then
+    sends it with the transport it wraps (the provider client's seam)."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self._inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        with span("provider.request", {"http.method": request.method}, kind="CLIENT"):
+            await _traceparent_hook(request)
+            return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class SyncTraceparentTransport(httpx.BaseTransport):
+    """`TraceparentTransport` for a synchronous client (serve's payout client)."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self._inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        with span("provider.request", {"http.method": request.method}, kind="CLIENT"):
+            carrier: dict[str, str] = {}
+            inject(carrier)
+            request.headers.update(carrier)
+            return self._inner.handle_request(request)
+
+    def close(self) -> None:
+        self._inner.close()
