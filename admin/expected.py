@@ -16,6 +16,7 @@ from ledger.collections import (
 )
 from ledger.errors import NumberInputError
 from ledger.events.findings import resolve_finding
+from ledger.events.types import Subject
 from ledger.money import kobo_from_json, kobo_from_text
 from ledger.queries import ExpectedTransfer, register_expected, transfer_record
 from ledger.types import MAX_REFERENCE, FindingKind, TransferOrigin, storable
@@ -88,7 +89,13 @@ def register(
         # The webhook came before the registration: it is no longer an orphan.
         transfer.origin = TransferOrigin.EXPECTED.value
         assert transfer.id is not None
-        resolve_finding(session, transfer_id=transfer.id, kind=FindingKind.ORPHAN_EVENT, now=now)
+        resolve_finding(
+            session,
+            subject=Subject.TRANSFER,
+            subject_id=transfer.id,
+            kind=FindingKind.ORPHAN_EVENT,
+            now=now,
+        )
     session.flush()
     return transfer_record(session, transfer), created
 

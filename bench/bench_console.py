@@ -89,7 +89,8 @@ def build(url: str, transfers: int, findings: int) -> tuple[float, list[int]]:
         acknowledged = n % 3 == 0
         rows.append(
             {
-                "transfer_id": transfer_id,
+                "subject": "transfer",
+                "subject_id": transfer_id,
                 "kind": KINDS[n % len(KINDS)],
                 "detail": "amount 100 kobo vs 90 kobo",
                 "opened_at": START,
@@ -102,7 +103,8 @@ def build(url: str, transfers: int, findings: int) -> tuple[float, list[int]]:
         for k in range(3):
             checks.append(
                 {
-                    "transfer_id": transfer_id,
+                    "subject": "transfer",
+                    "subject_id": transfer_id,
                     "checked_at": START + dt.timedelta(minutes=k),
                     "http_status": 200,
                     "result": "found",

@@ -88,7 +88,8 @@ def build_ledger(url: str, transfers: int) -> float:
             )
     findings = [
         {
-            "transfer_id": transfer_id,
+            "subject": "transfer",
+            "subject_id": transfer_id,
             "kind": rng.choice(("fee_mismatch", "amount_mismatch", "stale_pending")),
             "detail": "bench",
             "opened_at": START,

@@ -8,11 +8,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlalchemy import delete, insert, or_, select
+from sqlalchemy import and_, delete, insert, or_, select
 from sqlmodel import Session, col
 
-from ledger.models import Collection, ProviderCheck, Transfer
+from ledger.events.types import Subject
+from ledger.models import ProviderCheck
 from ledger.queries import MAX_PAGE, decode_cursor, encode_cursor, iso
+from ledger.subjects import BOOK_MODELS, about
 from ledger.types import TransferStatus, storable_text
 
 CURSOR_KIND = "c"
@@ -36,8 +38,8 @@ class CheckRow:
     checked_at: dt.datetime
     http_status: int | None
     result: CheckResult
-    transfer_id: int | None = None  # the subject: a transfer or a collection
-    collection_id: int | None = None
+    subject: Subject  # what was looked up (ledger.subjects)
+    subject_id: int
     provider_status: str | None = None
     amount: int | None = None
     fee: int | None = None
@@ -56,7 +58,12 @@ MAX_ERROR_CHARS = 1000
 
 def _values(row: CheckRow) -> dict[str, Any]:
     error = None if row.error is None else storable_text(row.error)[:MAX_ERROR_CHARS]
-    return {**asdict(row), "result": row.result.value, "error": error}
+    return {
+        **asdict(row),
+        "subject": row.subject.value,
+        "result": row.result.value,
+        "error": error,
+    }
 
 
 def check_dict(check: ProviderCheck) -> dict[str, Any]:
@@ -88,7 +95,7 @@ def list_checks(
     limit = max(1, min(limit, MAX_PAGE))
     statement = (
         select(ProviderCheck)
-        .where(col(ProviderCheck.transfer_id) == transfer_id)
+        .where(about(_TABLE.c, Subject.TRANSFER, transfer_id))
         .order_by(col(ProviderCheck.id).desc())
     )
     if cursor is not None:
@@ -108,22 +115,21 @@ def prune_checks(session: Session, *, keep_days: int, now: dt.datetime, batch: i
     pending or disputed transfer or collection keeps every check until it settles.
     """
     cutoff = now - dt.timedelta(days=keep_days)
-    settled_transfers = select(col(Transfer.id)).where(
-        col(Transfer.confirmed).is_(True), col(Transfer.status) != TransferStatus.PENDING.value
-    )
-    settled_collections = select(col(Collection.id)).where(
-        col(Collection.confirmed).is_(True),
-        col(Collection.status) != TransferStatus.PENDING.value,
-    )
-    doomed = (
-        select(col(ProviderCheck.id))
-        .where(
-            col(ProviderCheck.checked_at) < cutoff,
-            or_(
-                col(ProviderCheck.transfer_id).in_(settled_transfers),
-                col(ProviderCheck.collection_id).in_(settled_collections),
+    settled = [
+        and_(
+            _TABLE.c.subject == subject.value,
+            _TABLE.c.subject_id.in_(
+                select(col(model.id)).where(
+                    col(model.confirmed).is_(True),
+                    col(model.status) != TransferStatus.PENDING.value,
+                )
             ),
         )
+        for subject, model in BOOK_MODELS.items()
+    ]
+    doomed = (
+        select(col(ProviderCheck.id))
+        .where(col(ProviderCheck.checked_at) < cutoff, or_(*settled))
         .limit(batch)
     )
     ids = list(session.execute(doomed).scalars())

@@ -6,14 +6,16 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 from sqlmodel import Session, col
 
 from ledger.errors import ConflictError
 from ledger.events.payloads import iso
+from ledger.events.types import Subject
 from ledger.finding_record import findings_of
-from ledger.models import Collection, Finding
+from ledger.models import Collection
 from ledger.queries import keyset_page, refuse_different, with_open_finding
+from ledger.subjects import checkable_row, find_by_reference
 from ledger.types import Initiation, TransferOrigin, TransferStatus
 from ledger.upsert import insert_ignore
 
@@ -24,18 +26,9 @@ CURSOR_KIND = "c"
 def find_collection(
     session: Session, reference: str, *, for_update: bool = False
 ) -> Collection | None:
-    """The collection whose merchant's or provider's reference is `reference`."""
-    statement = select(Collection).where(
-        or_(col(Collection.reference) == reference, col(Collection.provider_reference) == reference)
-    )
-    if for_update:
-        statement = statement.with_for_update()
-    rows: list[Collection] = list(session.execute(statement).scalars().all())
-    # A merchant's reference wins over a provider's reference that happens to be equal.
-    for row in rows:
-        if row.reference == reference:
-            return row
-    return rows[0] if rows else None
+    """The collection whose merchant's or provider's reference is `reference` (the
+    merchant's wins: `ledger.subjects.find_by_reference`)."""
+    return find_by_reference(session, Collection, reference, for_update=for_update)
 
 
 def collection_record(session: Session, collection: Collection) -> dict[str, Any]:
@@ -93,7 +86,7 @@ def list_collections(
         statement = statement.where(col(Collection.created_at) >= since)
     if finding is not None:
         statement = statement.where(
-            with_open_finding(col(Finding.collection_id) == col(Collection.id), finding)
+            with_open_finding(Subject.COLLECTION, col(Collection.id), finding)
         )
     items, next_cursor = keyset_page(
         session, statement, Collection, limit=limit, cursor=cursor, kind=CURSOR_KIND
@@ -123,24 +116,18 @@ def write_intent(
     new_id = insert_ignore(
         session,
         Collection.__table__,  # type: ignore[attr-defined]
-        {
-            "reference": intent.reference,
-            "origin": TransferOrigin.INITIATED.value,
-            "status": TransferStatus.PENDING.value,
-            "confirmed": False,
-            "amount": intent.amount,
-            "customer_name": intent.customer_name,
-            "customer_email": intent.customer_email,
-            "customer_phone": intent.customer_phone,
-            "initiation": Initiation.INTENT.value,
-            "final_check_done": False,
-            "check_attempts": 0,
-            "not_found_count": 0,
-            "event_sequence": 0,
-            "next_check_at": now + dt.timedelta(seconds=grace),
-            "created_at": now,
-            "updated_at": now,
-        },
+        checkable_row(
+            now=now,
+            next_check_at=now + dt.timedelta(seconds=grace),
+            reference=intent.reference,
+            origin=TransferOrigin.INITIATED.value,
+            amount=intent.amount,
+            customer_name=intent.customer_name,
+            customer_email=intent.customer_email,
+            customer_phone=intent.customer_phone,
+            initiation=Initiation.INTENT.value,
+            final_check_done=False,
+        ),
         ["reference"],
     )
     return new_id is not None
@@ -158,21 +145,15 @@ class ExpectedCollection:
 def expected_collection_row(expected: ExpectedCollection, now: dt.datetime) -> dict[str, Any]:
     """The new `collection` row of a registration (one rule for one registration and for the
     batched import, `payrecon.csvimport`)."""
-    return {
-        "reference": expected.reference,
-        "origin": TransferOrigin.EXPECTED.value,
-        "status": TransferStatus.PENDING.value,
-        "confirmed": False,
-        "amount": expected.amount,
-        "expires_at": expected.expires_at,
-        "final_check_done": False,
-        "check_attempts": 0,
-        "not_found_count": 0,
-        "event_sequence": 0,
-        "next_check_at": now,  # newly registered: due at once
-        "created_at": now,
-        "updated_at": now,
-    }
+    return checkable_row(
+        now=now,
+        next_check_at=now,  # newly registered: due at once
+        reference=expected.reference,
+        origin=TransferOrigin.EXPECTED.value,
+        amount=expected.amount,
+        expires_at=expected.expires_at,
+        final_check_done=False,
+    )
 
 
 def register_expected_collection(

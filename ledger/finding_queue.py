@@ -12,9 +12,11 @@ from sqlmodel import Session, col
 from ledger.finding_record import finding_record, notes_of
 from ledger.models import Collection, Finding, Transfer
 from ledger.queries import MAX_PAGE, decode_cursor, encode_cursor
+from ledger.subjects import BOOK_MODELS, SubjectRef, about
 from ledger.types import FindingState
 
 CURSOR_KIND = "f"
+_FINDINGS = Finding.__table__.c  # type: ignore[attr-defined]
 # `assignee=` this value keeps the findings nobody has taken.
 UNASSIGNED = "-"
 
@@ -26,8 +28,7 @@ class FindingFilter:
     state: FindingState | None = None
     kind: str | None = None
     assignee: str | None = None  # UNASSIGNED for none
-    transfer_id: int | None = None
-    collection_id: int | None = None
+    subject: SubjectRef | None = None  # one transfer's or collection's findings
 
 
 def _where(statement: Any, where: FindingFilter) -> Any:
@@ -47,10 +48,9 @@ def _where(statement: Any, where: FindingFilter) -> Any:
         statement = statement.where(col(Finding.assignee).is_(None))
     elif where.assignee is not None:
         statement = statement.where(col(Finding.assignee) == where.assignee)
-    if where.transfer_id is not None:
-        statement = statement.where(col(Finding.transfer_id) == where.transfer_id)
-    if where.collection_id is not None:
-        statement = statement.where(col(Finding.collection_id) == where.collection_id)
+    if where.subject is not None:
+        subject = where.subject
+        statement = statement.where(about(_FINDINGS, subject.subject, subject.id))
     return statement
 
 
@@ -83,18 +83,16 @@ def list_queue(
 
 
 def _owner_key(finding: Finding) -> tuple[str, int]:
-    if finding.collection_id is not None:
-        return ("collection", finding.collection_id)
-    assert finding.transfer_id is not None
-    return ("transfer", finding.transfer_id)
+    return (finding.subject, finding.subject_id)
 
 
 def _owners(
     session: Session, findings: Sequence[Finding]
 ) -> dict[tuple[str, int], Transfer | Collection]:
-    """The transfers and collections the findings are about, by primary key (two queries)."""
+    """The transfers and collections the findings are about, by primary key (a query a
+    subject)."""
     owners: dict[tuple[str, int], Transfer | Collection] = {}
-    for name, model in (("transfer", Transfer), ("collection", Collection)):
+    for name, model in BOOK_MODELS.items():
         ids = sorted({key[1] for f in findings if (key := _owner_key(f))[0] == name})
         if ids:
             for row in session.execute(select(model).where(col(model.id).in_(ids))).scalars():

@@ -20,6 +20,7 @@ from ledger.events.types import Subject
 from ledger.figures import amount_at_stake, counted_amount
 from ledger.findings import finding_state
 from ledger.models import Collection, Finding, FindingNote, Transfer
+from ledger.subjects import about, subject_of
 
 
 def note_dict(note: FindingNote) -> dict[str, Any]:
@@ -47,11 +48,10 @@ def finding_record(
     """A finding with its state, assignee, notes and the transfer or collection it is about
     (amounts in kobo): the one shape of a finding in every answer."""
     assert finding.id is not None
-    subject = Subject.TRANSFER if finding.collection_id is None else Subject.COLLECTION
     shared = finding_fields(
         id=finding.id,
         kind=finding.kind,
-        subject=subject,
+        subject=Subject(finding.subject),
         reference=owner.reference,
         detail=finding.detail,
         opened_at=finding.opened_at,
@@ -73,9 +73,13 @@ def finding_record(
 
 def findings_of(session: Session, owner: Transfer | Collection) -> list[dict[str, Any]]:
     """Every finding of one transfer or collection, oldest first, as `finding_record` shows it."""
-    column = Finding.collection_id if isinstance(owner, Collection) else Finding.transfer_id
+    subject = subject_of(owner)
     findings = list(
-        session.execute(select(Finding).where(col(column) == owner.id).order_by(col(Finding.id)))
+        session.execute(
+            select(Finding)
+            .where(about(Finding.__table__.c, subject.subject, subject.id))  # type: ignore[attr-defined]
+            .order_by(col(Finding.id))
+        )
         .scalars()
         .all()
     )

@@ -1,7 +1,7 @@
 """Raising, resolving and acknowledging findings; one row per (subject, kind).
 
-A finding's subject is a transfer or a collection: exactly one of `transfer_id` and
-`collection_id` is given (and set on the row); everything else is the same for both.
+A finding's subject is a transfer or a collection (`ledger.subjects`), named by the pair
+(`subject`, `subject_id`) as relay events name theirs; everything else is the same for all.
 
 Every caller outside the ledger goes through `ledger.events.findings`, which wraps these and writes
 each change's relay event in the same transaction (tests/unit/test_dependencies.py checks it).
@@ -17,49 +17,41 @@ from sqlalchemy import select
 from sqlmodel import Session
 
 from ledger.errors import NoteError
+from ledger.events.types import Subject
 from ledger.models import Finding, FindingNote
+from ledger.subjects import about
 from ledger.types import FindingKind, FindingState, takes_text
 from ledger.upsert import insert_ignore
 
-
-def subject_column(transfer_id: int | None, collection_id: int | None) -> tuple[str, int]:
-    """The finding column naming the subject, and its id; ValueError unless exactly one is
-    given."""
-    if (transfer_id is None) == (collection_id is None):
-        raise ValueError("a finding belongs to exactly one transfer or collection")
-    if transfer_id is not None:
-        return "transfer_id", transfer_id
-    assert collection_id is not None
-    return "collection_id", collection_id
+_TABLE = Finding.__table__  # type: ignore[attr-defined]
 
 
 def raise_finding(
     session: Session,
     *,
+    subject: Subject,
+    subject_id: int,
     kind: FindingKind,
     detail: str,
     now: dt.datetime,
-    transfer_id: int | None = None,
-    collection_id: int | None = None,
 ) -> Finding | None:
     """Open a finding; return it when newly opened (or reopened), None when already open."""
-    column, subject_id = subject_column(transfer_id, collection_id)
-    table = Finding.__table__  # type: ignore[attr-defined]
     new_id = insert_ignore(
         session,
-        table,
+        _TABLE,
         {
-            column: subject_id,
+            "subject": subject.value,
+            "subject_id": subject_id,
             "kind": kind.value,
             "detail": detail,
             "opened_at": now,
             "updated_at": now,
         },
-        [column, "kind"],
+        ["subject", "subject_id", "kind"],
     )
     finding: Finding = session.execute(
         select(Finding)
-        .where(table.c[column] == subject_id, Finding.kind == kind.value)  # type: ignore[arg-type]
+        .where(about(_TABLE.c, subject, subject_id), _TABLE.c.kind == kind.value)
         .with_for_update()
     ).scalar_one()
     if new_id is not None:
@@ -83,20 +75,18 @@ def raise_finding(
 def resolve_finding(
     session: Session,
     *,
+    subject: Subject,
+    subject_id: int,
     kind: FindingKind,
     now: dt.datetime,
-    transfer_id: int | None = None,
-    collection_id: int | None = None,
 ) -> Finding | None:
     """Close an open finding of `kind` on the subject; the finding when one was open."""
-    column, subject_id = subject_column(transfer_id, collection_id)
-    table = Finding.__table__  # type: ignore[attr-defined]
     finding: Finding | None = session.execute(
         select(Finding)
         .where(
-            table.c[column] == subject_id,
-            Finding.kind == kind.value,  # type: ignore[arg-type]
-            Finding.resolved_at.is_(None),  # type: ignore[union-attr]
+            about(_TABLE.c, subject, subject_id),
+            _TABLE.c.kind == kind.value,
+            _TABLE.c.resolved_at.is_(None),
         )
         .with_for_update()
     ).scalar_one_or_none()
@@ -108,15 +98,16 @@ def resolve_finding(
 
 
 def open_kinds_by_subject(
-    session: Session, *, column: str, ids: Iterable[int]
+    session: Session, *, subject: Subject, ids: Iterable[int]
 ) -> dict[int, set[str]]:
-    """The kinds of the open findings of each subject (`column` is `transfer_id` or
-    `collection_id`): one query for a chunk, so resolving costs nothing when none is open."""
-    table = Finding.__table__  # type: ignore[attr-defined]
+    """The kinds of the open findings of each of the subjects `ids`: one query for a chunk,
+    so resolving costs nothing when none is open."""
     found: dict[int, set[str]] = {}
     for subject_id, kind in session.execute(
-        select(table.c[column], table.c.kind).where(
-            table.c[column].in_(list(ids)), table.c.resolved_at.is_(None)
+        select(_TABLE.c.subject_id, _TABLE.c.kind).where(
+            _TABLE.c.subject == subject.value,
+            _TABLE.c.subject_id.in_(list(ids)),
+            _TABLE.c.resolved_at.is_(None),
         )
     ):
         found.setdefault(int(subject_id), set()).add(str(kind))

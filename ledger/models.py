@@ -208,25 +208,18 @@ class WebhookEvent(SQLModel, table=True):
 
 
 class Finding(SQLModel, table=True):
-    """A discrepancy on one transfer or one collection (exactly one of the two); one row per
+    """A discrepancy on one subject (a transfer or a collection: `ledger.subjects`); one row per
     (subject, kind), reopened if it recurs."""
 
     __tablename__ = "finding"
     __table_args__ = (
-        UniqueConstraint("transfer_id", "kind", name="uq_finding_transfer_kind"),
-        UniqueConstraint("collection_id", "kind", name="uq_finding_collection_kind"),
-        CheckConstraint(
-            "(transfer_id IS NULL) <> (collection_id IS NULL)", name="ck_finding_one_subject"
-        ),
+        # One finding per subject and kind; also the index of a subject's findings.
+        UniqueConstraint("subject", "subject_id", "kind", name="uq_finding_subject_kind"),
     )
 
     id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
-    transfer_id: int | None = Field(
-        default=None, sa_column=Column(BigIntKey, ForeignKey("transfer.id"), nullable=True)
-    )
-    collection_id: int | None = Field(
-        default=None, sa_column=Column(BigIntKey, ForeignKey("collection.id"), nullable=True)
-    )
+    subject: str = Field(sa_column=Column(String(16), nullable=False))  # transfer | collection
+    subject_id: int = Field(sa_column=Column(BigInteger, nullable=False))
     kind: str = Field(sa_column=Column(String(32), nullable=False, index=True))
     detail: str = Field(sa_column=Column(Text, nullable=False))
     opened_at: dt.datetime = Field(
@@ -260,24 +253,19 @@ class FindingNote(SQLModel, table=True):
 
 
 class ProviderCheck(SQLModel, table=True):
-    """One lookup the reconciler made at the provider and what came back (append-only);
-    about a transfer or a collection (one of the two ids is set)."""
+    """One lookup the reconciler made at the provider and what came back (append-only),
+    about one subject (`ledger.subjects`)."""
 
     __tablename__ = "provider_check"
     __table_args__ = (
-        # A transfer's checks page by id, and the retention prune scans by time.
-        Index("ix_provider_check_transfer", "transfer_id", "id"),
-        Index("ix_provider_check_collection", "collection_id", "id"),
+        # A subject's checks page by id, and the retention prune scans by time.
+        Index("ix_provider_check_subject", "subject", "subject_id", "id"),
         Index("ix_provider_check_checked_at", "checked_at"),
     )
 
     id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))
-    transfer_id: int | None = Field(
-        default=None, sa_column=Column(BigIntKey, ForeignKey("transfer.id"), nullable=True)
-    )
-    collection_id: int | None = Field(
-        default=None, sa_column=Column(BigIntKey, ForeignKey("collection.id"), nullable=True)
-    )
+    subject: str = Field(sa_column=Column(String(16), nullable=False))  # transfer | collection
+    subject_id: int = Field(sa_column=Column(BigInteger, nullable=False))
     checked_at: dt.datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
     # The provider's HTTP status; None when no answer came (timeout, connection refused).
     http_status: int | None = Field(default=None, sa_column=Column(Integer))
@@ -397,8 +385,9 @@ class RelayDelivery(SQLModel, table=True):
     endpoint_id: int = Field(
         sa_column=Column(BigIntKey, ForeignKey("relay_endpoint.id"), nullable=False)
     )
-    # "transfer:ID" or "collection:ID" and the event's sequence, copied for the order rule.
-    subject_key: str = Field(sa_column=Column(String(40), nullable=False))
+    # The subject's key (`transfer:REF`, ledger.subjects.subject_key) and the event's
+    # sequence, copied for the order rule.
+    subject_key: str = Field(sa_column=Column(String(120), nullable=False))
     sequence: int = Field(sa_column=Column(Integer, nullable=False))
     status: str = Field(default="pending", sa_column=Column(String(16), nullable=False))
     attempts: int = Field(default=0, sa_column=Column(Integer, nullable=False))

@@ -8,14 +8,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, exists, func, or_, select
+from sqlalchemy import Select, exists, func, select
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col
 
 from ledger.errors import ConflictError
+from ledger.events.types import Subject
 from ledger.finding_record import findings_of
 from ledger.models import Delivery, Finding, Transfer
 from ledger.money import whole_number_from_text
+from ledger.subjects import about, checkable_row, find_by_reference
 from ledger.types import TransferOrigin, TransferStatus
 from ledger.upsert import insert_ignore
 
@@ -25,18 +27,9 @@ MAX_ROW_ID = 2**63 - 1
 
 
 def find_transfer(session: Session, reference: str, *, for_update: bool = False) -> Transfer | None:
-    """The transfer whose merchant's or provider's reference is `reference`."""
-    statement = select(Transfer).where(
-        or_(Transfer.reference == reference, Transfer.provider_reference == reference)  # type: ignore[arg-type]
-    )
-    if for_update:
-        statement = statement.with_for_update()
-    rows: list[Transfer] = list(session.execute(statement).scalars().all())
-    # A merchant's reference wins over a provider's reference that happens to be equal.
-    for row in rows:
-        if row.reference == reference:
-            return row
-    return rows[0] if rows else None
+    """The transfer whose merchant's or provider's reference is `reference` (the merchant's
+    wins: `ledger.subjects.find_by_reference`)."""
+    return find_by_reference(session, Transfer, reference, for_update=for_update)
 
 
 def transfer_record(session: Session, transfer: Transfer) -> dict[str, Any]:
@@ -121,16 +114,15 @@ def list_transfers(
     if until is not None:
         statement = statement.where(col(Transfer.created_at) < until)
     if finding is not None:
-        statement = statement.where(
-            with_open_finding(col(Finding.transfer_id) == col(Transfer.id), finding)
-        )
+        statement = statement.where(with_open_finding(Subject.TRANSFER, col(Transfer.id), finding))
     items, next_cursor = keyset_page(session, statement, Transfer, limit=limit, cursor=cursor)
     return TransferPage(items, next_cursor)
 
 
-def with_open_finding(owner: ColumnElement[bool], finding: str) -> ColumnElement[bool]:
-    """Rows holding an open finding joined by `owner` (of kind `finding`, or any kind for
-    ANY_FINDING)."""
+def with_open_finding(subject: Subject, row_id: Any, finding: str) -> ColumnElement[bool]:
+    """Rows (of `subject`, whose id is `row_id`) holding an open finding of kind `finding`,
+    or of any kind for ANY_FINDING."""
+    owner = about(Finding.__table__.c, subject, row_id)  # type: ignore[attr-defined]
     conditions = [owner, col(Finding.resolved_at).is_(None)]
     if finding != ANY_FINDING:
         conditions.append(col(Finding.kind) == finding)
@@ -172,20 +164,15 @@ class ExpectedTransfer:
 def expected_transfer_row(expected: ExpectedTransfer, now: dt.datetime) -> dict[str, Any]:
     """The new `transfer` row of a registration (one rule for one registration and for the
     batched import, `payrecon.csvimport`)."""
-    return {
-        "reference": expected.reference,
-        "provider_reference": expected.provider_reference,
-        "origin": TransferOrigin.EXPECTED.value,
-        "status": TransferStatus.PENDING.value,
-        "confirmed": False,
-        "amount": expected.amount,
-        "fee": expected.fee,
-        "check_attempts": 0,
-        "not_found_count": 0,
-        "next_check_at": now,  # newly registered: due at once
-        "created_at": now,
-        "updated_at": now,
-    }
+    return checkable_row(
+        now=now,
+        next_check_at=now,  # newly registered: due at once
+        reference=expected.reference,
+        provider_reference=expected.provider_reference,
+        origin=TransferOrigin.EXPECTED.value,
+        amount=expected.amount,
+        fee=expected.fee,
+    )
 
 
 def register_expected(

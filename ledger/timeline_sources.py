@@ -9,7 +9,6 @@ serves both.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
@@ -27,23 +26,12 @@ from ledger.models import (
     RelayEvent,
     Transfer,
 )
+from ledger.subjects import SubjectRef, about, subject_of
 from ledger.timeline import Entry, EntryKind, merge
 
 SOURCE_LIMIT = 200
-
-
-@dataclass(frozen=True)
-class SubjectRef:
-    """Whose timeline: `transfer` or `collection`, its row id and reference."""
-
-    kind: str
-    id: int
-    reference: str
-
-    @property
-    def audit_subject(self) -> str:
-        """How the audit log names it (`transfer:REF`)."""
-        return f"{self.kind}:{self.reference}"
+_CHECKS = ProviderCheck.__table__  # type: ignore[attr-defined]
+_FINDINGS = Finding.__table__  # type: ignore[attr-defined]
 
 
 def _newest(statement: Any, id_column: Any) -> Any:
@@ -83,9 +71,11 @@ def webhook_entries(session: Session, transfer_id: int) -> Iterator[Entry]:
 
 def check_entries(session: Session, subject: SubjectRef) -> Iterator[Entry]:
     """Every provider check kept for the transfer or collection."""
-    owner = col(getattr(ProviderCheck, f"{subject.kind}_id"))
     rows = session.execute(
-        _newest(select(ProviderCheck).where(owner == subject.id), col(ProviderCheck.id))
+        _newest(
+            select(ProviderCheck).where(about(_CHECKS.c, subject.subject, subject.id)),
+            col(ProviderCheck.id),
+        )
     ).scalars()
     for row in rows:
         said = row.provider_status or row.result.replace("_", " ")
@@ -201,25 +191,23 @@ def audit_entries(session: Session, subjects: list[str]) -> Iterator[Entry]:
 
 def transfer_timeline(session: Session, transfer: Transfer) -> list[Entry]:
     """The transfer's whole story in time order, operators' actions included."""
-    assert transfer.id is not None
-    subject = SubjectRef("transfer", transfer.id, transfer.reference)
-    return _timeline(session, transfer, subject, webhook_entries(session, transfer.id))
+    subject = subject_of(transfer)
+    return _timeline(session, transfer, subject, webhook_entries(session, subject.id))
 
 
 def collection_timeline(session: Session, collection: Collection) -> list[Entry]:
     """The collection's whole story in time order, operators' actions included."""
-    assert collection.id is not None
-    subject = SubjectRef("collection", collection.id, collection.reference)
-    return _timeline(session, collection, subject)
+    return _timeline(session, collection, subject_of(collection))
 
 
 def _timeline(
     session: Session, row: Transfer | Collection, subject: SubjectRef, *extra: Iterator[Entry]
 ) -> list[Entry]:
-    owner = col(getattr(Finding, f"{subject.kind}_id"))
     findings = list(
         session.execute(
-            select(Finding).where(owner == subject.id).order_by(col(Finding.id))
+            select(Finding)
+            .where(about(_FINDINGS.c, subject.subject, subject.id))
+            .order_by(col(Finding.id))
         ).scalars()
     )
     return merge(
@@ -228,5 +216,5 @@ def _timeline(
         check_entries(session, subject),
         finding_entries(session, findings),
         relay_entries(session, subject),
-        audit_entries(session, [subject.audit_subject, *(f"finding:{f.id}" for f in findings)]),
+        audit_entries(session, [subject.key, *(f"finding:{f.id}" for f in findings)]),
     )

@@ -6,7 +6,8 @@ a short grace, so whatever dies in between, the reconciler only *looks the refer
 payrecon never creates the collection a second time. A provider answer of "Duplicate
 reference" (a retry after a lost answer) is resolved the same way, by lookup.
 
-Test-only failpoint: `PAYRECON_FAILPOINT=collection_after_intent|collection_after_create`
+Intent first (`payments.intent`, shared with payouts). Test-only failpoints:
+`PAYRECON_FAILPOINT=collection_after_intent|collection_after_create`
 kills the process right after the intent commits, or right after the provider answered and
 before the answer is recorded.
 """
@@ -20,6 +21,7 @@ from typing import Any, Protocol
 
 import structlog
 from sqlalchemy import Engine
+from sqlmodel import Session
 
 from ledger.collections import CollectionIntent, collection_record, find_collection, write_intent
 from ledger.db import read_session, write_session
@@ -35,10 +37,9 @@ from payments.errors import (
     CollectionRejectedError,
     DuplicateCollectionError,
 )
-from payments.payouts import INTENT_GRACE_SECONDS, OnIntent, failpoint
+from payments.intent import INTENT_GRACE_SECONDS, OnIntent, start
 from provider.errors import (
     AuthenticationError,
-    DuplicateReferenceError,
     NotFoundError,
     ProviderError,
     ProviderRequestError,
@@ -278,33 +279,42 @@ def create_collection(
     existing = _existing(engine, request)
     if existing is not None:
         return existing
-    intent = CollectionIntent(
-        reference=request.reference,
-        amount=request.amount,
-        customer_name=request.customer_name,
-        customer_email=request.customer_email,
-        customer_phone=request.customer_phone,
-    )
-    with write_session(engine) as session:
-        written = write_intent(session, intent, now=now, grace=grace)
-        if written and on_intent is not None:
-            on_intent(session)
-    if not written:  # a concurrent create with the same reference won the insert
-        existing = _existing(engine, request)
-        assert existing is not None
-        return existing
-    failpoint("collection_after_intent")
-    result = _create(engine, client, request, now)
+    creation = _Creation(engine, client, request, now, grace)
+    result = start(engine, creation, refusals=_REFUSALS, on_intent=on_intent)
+    if not result.created:  # a concurrent create with the same reference won the insert
+        return result
     return CollectionResult(result.record, created=True, warnings=warnings)
 
 
-def _create(
-    engine: Engine, client: CollectionClient, request: CollectionRequest, now: dt.datetime
-) -> CollectionResult:
-    """Send the creation once (the intent is committed) and record whatever answer came."""
-    log = logger.bind(reference=request.reference, amount=request.amount)
-    try:
-        answer = client.create_collection(
+@dataclass(frozen=True)
+class _Creation:
+    """A collection on its way (`payments.intent.Movement`)."""
+
+    engine: Engine
+    client: CollectionClient
+    request: CollectionRequest
+    now: dt.datetime
+    grace: float
+    after_intent: str = "collection_after_intent"
+    after_send: str = "collection_after_create"
+
+    def existing(self) -> CollectionResult | None:
+        return _existing(self.engine, self.request)
+
+    def write_intent(self, session: Session) -> bool:
+        request = self.request
+        intent = CollectionIntent(
+            reference=request.reference,
+            amount=request.amount,
+            customer_name=request.customer_name,
+            customer_email=request.customer_email,
+            customer_phone=request.customer_phone,
+        )
+        return write_intent(session, intent, now=self.now, grace=self.grace)
+
+    def send(self) -> Any:
+        request = self.request
+        return self.client.create_collection(
             reference=request.reference,
             amount=request.amount,
             customer_name=request.customer_name,
@@ -312,31 +322,40 @@ def _create(
             customer_phone=request.customer_phone,
             currency=request.currency,
         )
-    except DuplicateReferenceError:
-        log.warning("collection_duplicate_reference")
-        return _resolve_duplicate(engine, client, request, now)
-    except _REFUSALS as exc:
+
+    def accepted(self, answer: Any) -> CollectionResult:
+        result = _record_created(self.engine, self.request.reference, answer, now=self.now)
+        self._log().info("collection_created", account_number=answer.account_number)
+        return result
+
+    def duplicate(self) -> CollectionResult:
+        self._log().warning("collection_duplicate_reference")
+        return _resolve_duplicate(self.engine, self.client, self.request, self.now)
+
+    def refused(self, exc: ProviderError) -> Exception:
+        reference = self.request.reference
         cause = "Unauthenticated" if isinstance(exc, AuthenticationError) else exc.message
-        _record_rejected(engine, request.reference, cause=cause, now=now)
-        log.warning("collection_rejected", cause=cause)
+        _record_rejected(self.engine, reference, cause=cause, now=self.now)
+        self._log().warning("collection_rejected", cause=cause)
         if isinstance(exc, AuthenticationError):
-            raise CollectionAuthError(
+            return CollectionAuthError(
                 "the provider refused the secret key (PAYRECON_PROVIDER_SECRET_KEY); "
                 "no collection was created",
-                reference=request.reference,
-            ) from exc
-        raise CollectionRejectedError(
-            f"the provider refused collection {request.reference}: {cause.rstrip('.')}",
-            reference=request.reference,
-        ) from exc
-    except ProviderError as exc:
-        log.warning("collection_answer_lost", error=exc.message)
-        raise CollectionPendingResolutionError(
-            f"the provider's answer for {request.reference} was lost ({exc.message}); it is "
+                reference=reference,
+            )
+        return CollectionRejectedError(
+            f"the provider refused collection {reference}: {cause.rstrip('.')}",
+            reference=reference,
+        )
+
+    def lost(self, exc: ProviderError) -> Exception:
+        self._log().warning("collection_answer_lost", error=exc.message)
+        reference = self.request.reference
+        return CollectionPendingResolutionError(
+            f"the provider's answer for {reference} was lost ({exc.message}); it is "
             "recorded and the reconciler will resolve it by lookup — do not create it again",
-            reference=request.reference,
-        ) from exc
-    failpoint("collection_after_create")
-    result = _record_created(engine, request.reference, answer, now=now)
-    log.info("collection_created", account_number=answer.account_number)
-    return result
+            reference=reference,
+        )
+
+    def _log(self) -> Any:
+        return logger.bind(reference=self.request.reference, amount=self.request.amount)

@@ -10,15 +10,15 @@ found `PAYRECON_NOT_FOUND_LIMIT` times over backoff → `unknown_to_provider` is
 raised and the transfer stays pending (never silently failed: only the
 provider knows whether it moved money).
 
-Test-only failpoint: `PAYRECON_FAILPOINT=after_intent|after_initiate` kills
-the process (`os._exit(137)`) right after the intent commits, or right after
-the provider accepted and before the answer is recorded.
+The order is `payments.intent`'s, shared with collections. Test-only failpoints
+(`payments.intent.failpoint`): `PAYRECON_FAILPOINT=after_intent|after_initiate` kills the
+process right after the intent commits, or right after the provider accepted and before the
+answer is recorded.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +34,7 @@ from ledger.events import transfers as relay_transfers
 from ledger.models import Transfer
 from ledger.money import kobo_from_json
 from ledger.queries import find_transfer
+from ledger.subjects import checkable_row
 from ledger.types import Initiation, TransferOrigin, TransferStatus
 from ledger.upsert import insert_ignore
 from payments.errors import (
@@ -47,11 +48,11 @@ from payments.errors import (
     PayoutRejectedError,
     PayoutUnavailableError,
 )
+from payments.intent import INTENT_GRACE_SECONDS, OnIntent, start
 from provider.errors import (
     AccessDeniedError,
     AccountNotFoundError,
     AuthenticationError,
-    DuplicateReferenceError,
     EnquiryFailedError,
     InvalidBankCodeError,
     NotFoundError,
@@ -65,8 +66,6 @@ from provider.errors import (
 
 logger = structlog.get_logger(__name__)
 
-INTENT_GRACE_SECONDS = 60.0  # longer than one initiation call can take (timeout, no retry)
-FAILPOINT_ENV = "PAYRECON_FAILPOINT"
 _REFERENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,99}")
 _ACCOUNT = re.compile(r"[0-9]{10}")
 _BANK = re.compile(r"[0-9A-Za-z]{2,16}")
@@ -103,8 +102,6 @@ class Recipient:
 # Called after the name enquiry, before anything is written or sent: whatever it raises
 # stops the payout with nothing recorded (the CLI asks a person here).
 Confirm = Callable[[PayoutRequest, Recipient], None]
-# Extra writes that belong to the intent's transaction (the audit log's row for the payout).
-OnIntent = Callable[[Session], None]
 
 
 @dataclass(frozen=True)
@@ -144,13 +141,6 @@ def validate(request: PayoutRequest) -> None:
             field="reference",
             reference=ref,
         )
-
-
-def failpoint(name: str) -> None:
-    """Kill the process here when PAYRECON_FAILPOINT names this point (tests only)."""
-    # Read at the instant, not at import: a test sets it for one subprocess only.
-    if os.environ.get(FAILPOINT_ENV) == name:
-        os._exit(137)
 
 
 def _result(transfer: Transfer, *, created: bool) -> PayoutResult:
@@ -208,41 +198,6 @@ def _enquire(client: PayoutClient, request: PayoutRequest) -> Recipient:
             reference=request.reference,
         ) from exc
     return Recipient(str(answer.account_name), str(answer.bank_name))
-
-
-def _write_intent(
-    engine: Engine,
-    request: PayoutRequest,
-    account_name: str,
-    now: dt.datetime,
-    grace: float,
-    on_intent: OnIntent | None = None,
-) -> bool:
-    with write_session(engine) as session:
-        new_id = insert_ignore(
-            session,
-            Transfer.__table__,  # type: ignore[attr-defined]
-            {
-                "reference": request.reference,
-                "origin": TransferOrigin.INITIATED.value,
-                "status": TransferStatus.PENDING.value,
-                "confirmed": False,
-                "amount": request.amount,
-                "bank_code": request.bank_code,
-                "account_number": request.account_number,
-                "account_name": account_name,
-                "initiation": Initiation.INTENT.value,
-                "check_attempts": 0,
-                "not_found_count": 0,
-                # If we die before recording the answer, the reconciler looks it up then.
-                "next_check_at": now + dt.timedelta(seconds=grace),
-                "created_at": now,
-                "updated_at": now,
-            },
-        )
-        if new_id is not None and on_intent is not None:
-            on_intent(session)
-    return new_id is not None
 
 
 def _record_accepted(
@@ -372,13 +327,8 @@ def send_payout(
     recipient = _enquire(client, request)
     if confirm is not None:
         confirm(request, recipient)
-    if not _write_intent(engine, request, recipient.account_name, now, grace, on_intent):
-        # A concurrent `send` with the same reference won the insert.
-        existing = _existing(engine, request)
-        assert existing is not None
-        return existing
-    failpoint("after_intent")
-    return _initiate(engine, client, request, now)
+    payout = _Payout(engine, client, request, recipient.account_name, now, grace)
+    return start(engine, payout, refusals=_REFUSALS, on_intent=on_intent)
 
 
 # What the provider answers when it definitely did not create the transfer: nothing moved.
@@ -391,41 +341,85 @@ _REFUSALS = (
 )
 
 
-def _initiate(
-    engine: Engine, client: PayoutClient, request: PayoutRequest, now: dt.datetime
-) -> PayoutResult:
-    """Send the initiation once (the intent is committed) and record whatever answer came."""
-    log = logger.bind(reference=request.reference, amount=request.amount)
-    try:
-        answer = client.initiate_transfer(
+@dataclass(frozen=True)
+class _Payout:
+    """A payout on its way (`payments.intent.Movement`)."""
+
+    engine: Engine
+    client: PayoutClient
+    request: PayoutRequest
+    account_name: str
+    now: dt.datetime
+    grace: float
+    after_intent: str = "after_intent"
+    after_send: str = "after_initiate"
+
+    def existing(self) -> PayoutResult | None:
+        return _existing(self.engine, self.request)
+
+    def write_intent(self, session: Session) -> bool:
+        request = self.request
+        new_id = insert_ignore(
+            session,
+            Transfer.__table__,  # type: ignore[attr-defined]
+            checkable_row(
+                now=self.now,
+                # If we die before recording the answer, the reconciler looks it up then.
+                next_check_at=self.now + dt.timedelta(seconds=self.grace),
+                reference=request.reference,
+                origin=TransferOrigin.INITIATED.value,
+                amount=request.amount,
+                bank_code=request.bank_code,
+                account_number=request.account_number,
+                account_name=self.account_name,
+                initiation=Initiation.INTENT.value,
+            ),
+        )
+        return new_id is not None
+
+    def send(self) -> Any:
+        request = self.request
+        return self.client.initiate_transfer(
             amount=request.amount,
             bank_code=request.bank_code,
             account_number=request.account_number,
             reference=request.reference,
         )
-    except DuplicateReferenceError:
-        log.warning("payout_duplicate_reference")
-        return _resolve_duplicate(engine, client, request, now)
-    except _REFUSALS as exc:
+
+    def accepted(self, answer: Any) -> PayoutResult:
+        reference = self.request.reference
+        result = _record_accepted(
+            self.engine,
+            reference,
+            provider_reference=answer.reference,
+            fee=answer.fee,
+            now=self.now,
+        )
+        self._log().info("payout_accepted", provider_reference=answer.reference, fee=answer.fee)
+        return result
+
+    def duplicate(self) -> PayoutResult:
+        self._log().warning("payout_duplicate_reference")
+        return _resolve_duplicate(self.engine, self.client, self.request, self.now)
+
+    def refused(self, exc: ProviderError) -> Exception:
         cause = _cause(exc)
-        _record_rejected(engine, request.reference, cause=cause, message=exc.message, now=now)
-        log.warning("payout_rejected", cause=cause)
-        raise _refusal_error(request, exc, cause) from exc
-    except ProviderError as exc:
-        # Timeout, 5xx, uninterpretable: it may or may not have been created. Leave the
-        # intent; the reconciler looks the reference up after the grace.
-        log.warning("payout_answer_lost", error=exc.message)
-        raise PayoutPendingResolutionError(
-            f"the provider's answer for {request.reference} was lost ({exc.message}); "
+        reference = self.request.reference
+        _record_rejected(self.engine, reference, cause=cause, message=exc.message, now=self.now)
+        self._log().warning("payout_rejected", cause=cause)
+        return _refusal_error(self.request, exc, cause)
+
+    def lost(self, exc: ProviderError) -> Exception:
+        self._log().warning("payout_answer_lost", error=exc.message)
+        reference = self.request.reference
+        return PayoutPendingResolutionError(
+            f"the provider's answer for {reference} was lost ({exc.message}); "
             "it is recorded and the reconciler will resolve it by lookup — do not send again",
-            reference=request.reference,
-        ) from exc
-    failpoint("after_initiate")
-    result = _record_accepted(
-        engine, request.reference, provider_reference=answer.reference, fee=answer.fee, now=now
-    )
-    log.info("payout_accepted", provider_reference=answer.reference, fee=answer.fee)
-    return result
+            reference=reference,
+        )
+
+    def _log(self) -> Any:
+        return logger.bind(reference=self.request.reference, amount=self.request.amount)
 
 
 def _refusal_error(request: PayoutRequest, exc: ProviderError, cause: str) -> PayoutError:

@@ -30,6 +30,7 @@ from sqlalchemy import Engine, func, select
 from sqlmodel import col
 
 from ledger.db import create_db_engine, read_session, write_session
+from ledger.events.types import Subject
 from ledger.migrate import upgrade
 from ledger.models import Finding, Transfer
 from ledger.types import TransferStatus, utcnow
@@ -200,7 +201,9 @@ def _state(engine: Engine) -> tuple[int, int, int, dict[str, int]]:
         confirmed = session.execute(
             select(func.count()).select_from(Transfer).where(col(Transfer.confirmed).is_(True))
         ).scalar_one()
-        flagged = select(col(Finding.transfer_id)).where(col(Finding.resolved_at).is_(None))
+        flagged = select(col(Finding.subject_id)).where(
+            col(Finding.resolved_at).is_(None), col(Finding.subject) == Subject.TRANSFER.value
+        )
         unsettled = session.execute(
             select(func.count())
             .select_from(Transfer)

@@ -16,6 +16,7 @@ from sqlalchemy import Engine, func, or_, select
 from sqlmodel import col
 
 from ledger.db import read_session
+from ledger.events.types import Subject
 from ledger.models import Collection, Finding
 from ledger.types import utcnow
 from payments.collections import CollectionRequest, create_collection
@@ -78,8 +79,8 @@ def collect(engine: Engine, settings: Settings, sandbox_url: str, faults: str, s
 def collection_figures(engine: Engine) -> CollectionFigures:
     """Created, confirmed, money received, and how many still wait for a look (not flagged)."""
     with read_session(engine) as session:
-        flagged = select(col(Finding.collection_id)).where(
-            col(Finding.resolved_at).is_(None), col(Finding.collection_id).is_not(None)
+        flagged = select(col(Finding.subject_id)).where(
+            col(Finding.resolved_at).is_(None), col(Finding.subject) == Subject.COLLECTION.value
         )
         created, confirmed, received = session.execute(
             select(

@@ -17,6 +17,7 @@ from sqlmodel import Session
 
 from ledger.events import transfers as relay_transfers
 from ledger.events.findings import raise_finding
+from ledger.events.types import Subject
 from ledger.models import Delivery, Transfer, WebhookEvent
 from ledger.types import DeliveryOutcome, FindingKind
 from ledger.upsert import insert_ignore
@@ -282,7 +283,8 @@ def _findings(
     for finding in decision.findings:
         if raise_finding(
             session,
-            transfer_id=transfer_id,
+            subject=Subject.TRANSFER,
+            subject_id=transfer_id,
             kind=finding.kind,
             detail=finding.detail,
             now=now,

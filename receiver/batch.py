@@ -328,7 +328,8 @@ def _raise_known_findings(session: Session, plan: _Plan, now: dt.datetime) -> No
         assert transfer.id is not None
         if raise_finding(
             session,
-            transfer_id=transfer.id,
+            subject=Subject.TRANSFER,
+            subject_id=transfer.id,
             kind=finding.kind,
             detail=finding.detail,
             now=now,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
 from ledger.events import payloads
+from ledger.subjects import checkable_row
 from ledger.types import DeliveryOutcome, FindingKind, TransferOrigin
 from receiver.events import IgnoredEvent, TransferEvent
 
@@ -256,16 +257,13 @@ def _orphan(event: TransferEvent, now: Stamp) -> tuple[HeldTransfer, dict[str, A
     # reference when the event carries one.
     reference = event.merchant_reference or event.reference
     transfer = HeldTransfer(None, reference, event.reference, None, False)
-    row = {
-        "reference": reference,
-        "provider_reference": event.reference,
-        "origin": _WEBHOOK,
-        "status": event.status.value,
-        "confirmed": False,
-        "check_attempts": 0,
-        "not_found_count": 0,
-        "event_sequence": 0,
-        "created_at": now,
-        "updated_at": now,
-    }
+    # Due when the event's changes say so (transfer_changes sets next_check_at).
+    row = checkable_row(
+        now=now,
+        next_check_at=None,
+        reference=reference,
+        provider_reference=event.reference,
+        origin=_WEBHOOK,
+        status=event.status.value,
+    )
     return transfer, row

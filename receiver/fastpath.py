@@ -9,10 +9,10 @@ byte, the same log line); tests compare each with what plain Starlette does.
    `/webhook` and `/webhook/{token}` go to the bare ASGI endpoint (`receiver/webhook.py`)
    before Starlette's error middleware, the request-log middleware and the router. A delivery
    builds no Request object, walks no route list and passes through no middleware frames.
-2. **Pre-rendered answers** (`Answer`, `SUCCESS`, `NOT_FOUND`, `NOT_ALLOWED`): the 200 of each
-   outcome and the two routing errors are rendered once, by Starlette's own JSONResponse, and
-   sent as two bare ASGI messages: no JSON encoding, header building or Response object per
-   request.
+2. **Pre-rendered answers** (`PreparedResponse`, `SUCCESS`, `NOT_FOUND`, `NOT_ALLOWED`): the
+   200 of each outcome and the two routing errors are rendered once, by Starlette's own
+   JSONResponse, and sent as two bare ASGI messages: no JSON encoding, header building or
+   Response object per request.
 3. **The endpoint's own log line** (`LineLogger`): the endpoint writes the canonical request
    line itself with the request id passed along in a dict, instead of the middleware's
    wrapped `send` and `structlog.contextvars` binding, through a logger assembled once per
@@ -111,7 +111,7 @@ class ReceiverApp(Starlette):
 
 
 @dataclass(frozen=True, slots=True)
-class Answer:
+class PreparedResponse:
     """A rendered JSON answer: status, body, and the headers other than `x-request-id`."""
 
     status: int
@@ -119,7 +119,7 @@ class Answer:
     headers: tuple[tuple[bytes, bytes], ...]
 
     @classmethod
-    def of(cls, response: Response) -> Answer:
+    def of(cls, response: Response) -> PreparedResponse:
         """The bytes `response` would send, kept to be sent as they are."""
         return cls(response.status_code, bytes(response.body), tuple(response.raw_headers))
 
@@ -135,7 +135,7 @@ class Answer:
         await send({"type": "http.response.body", "body": self.body})
 
 
-def error_answer(exc: ReceiverError) -> Answer:
+def error_answer(exc: ReceiverError) -> PreparedResponse:
     """A clear JSON error for a receiver error (rendered when it happens: errors are rare)."""
     extra: dict[str, Any] = {}
     field = getattr(exc, "field", None)
@@ -147,7 +147,9 @@ def error_answer(exc: ReceiverError) -> Answer:
     elif isinstance(exc, BodyTimeoutError):
         # The rest of a stalled body may never come: close rather than wait to read past it.
         headers = {"Connection": "close"}
-    return Answer.of(json_error(exc.status_code, exc.code, exc.message, headers=headers, **extra))
+    return PreparedResponse.of(
+        json_error(exc.status_code, exc.code, exc.message, headers=headers, **extra)
+    )
 
 
 def public_outcome(outcome: DeliveryOutcome) -> str:
@@ -162,11 +164,11 @@ def public_outcome(outcome: DeliveryOutcome) -> str:
 # The constant answers: 200 for each outcome, and the two routing errors (the words of
 # Starlette's own 404 and 405, as the router answers every other path).
 SUCCESS = {
-    outcome: Answer.of(JSONResponse({"status": "ok", "outcome": public_outcome(outcome)}))
+    outcome: PreparedResponse.of(JSONResponse({"status": "ok", "outcome": public_outcome(outcome)}))
     for outcome in DeliveryOutcome
 }
-NOT_FOUND = Answer.of(json_error(404, "not_found", "Not Found"))
-NOT_ALLOWED = Answer.of(
+NOT_FOUND = PreparedResponse.of(json_error(404, "not_found", "Not Found"))
+NOT_ALLOWED = PreparedResponse.of(
     json_error(405, "method_not_allowed", "Method Not Allowed", headers={"Allow": "POST"})
 )
 

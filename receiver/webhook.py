@@ -30,7 +30,14 @@ from receiver.errors import (
     from_web,
 )
 from receiver.events import ParsedEvent, parse_event
-from receiver.fastpath import NOT_ALLOWED, NOT_FOUND, SUCCESS, Answer, LineLogger, error_answer
+from receiver.fastpath import (
+    NOT_ALLOWED,
+    NOT_FOUND,
+    SUCCESS,
+    LineLogger,
+    PreparedResponse,
+    error_answer,
+)
 from receiver.ingest import GroupCommitWriter
 from receiver.metrics import ReceiverMetrics
 from receiver.requestlog import request_id_of
@@ -155,7 +162,7 @@ class WebhookEndpoint:
         headers: RawHeaders,
         archived: dict[str, str],
         bound: dict[str, Any],
-    ) -> Answer:
+    ) -> PreparedResponse:
         """Check the sender, read and parse the body, apply it: the answer to send."""
         token: str | None = scope["path_params"].get("token")
         if (self.state.policy.token is None) != (token is None):
@@ -218,7 +225,7 @@ class WebhookEndpoint:
         text_headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in headers.items()}
         check_body(self.state.policy, text_headers, body)
 
-    def _refused(self, exc: DeliveryRejectedError, bound: dict[str, Any]) -> Answer:
+    def _refused(self, exc: DeliveryRejectedError, bound: dict[str, Any]) -> PreparedResponse:
         # Nothing is archived for a refused delivery: it is logged, and counted unless only
         # its body was slow.
         if isinstance(exc, BodyTimeoutError):
@@ -230,7 +237,9 @@ class WebhookEndpoint:
             logger.warning("webhook refused", reason=exc.message, status=exc.status_code, **bound)
         return error_answer(exc)
 
-    def _applied(self, applied: Applied, parsed: ParsedEvent, bound: dict[str, Any]) -> Answer:
+    def _applied(
+        self, applied: Applied, parsed: ParsedEvent, bound: dict[str, Any]
+    ) -> PreparedResponse:
         # Count the outcome and tell the log line about it; the 200 for that outcome.
         outcome = applied.outcome
         self.state.metrics.delivered(outcome.value)
@@ -265,7 +274,7 @@ class WebhookEndpoint:
         exc: DeliveryInvalidError,
         outcome: DeliveryOutcome,
         bound: dict[str, Any],
-    ) -> Answer:
+    ) -> PreparedResponse:
         delivery = self._incoming(headers, archived, address, body)
         delivery.error = f"{exc.code}: {exc.message}"
         delivery.invalid_outcome = outcome

@@ -202,13 +202,13 @@ def finding_subjects(ids: Sequence[int], *, session: Session) -> dict[int, Findi
     """Each finding's kind and its transfer's or collection's reference (two queries a chunk)."""
     found: dict[int, FindingSubject] = {}
     for chunk in _chunks(list(ids)):
-        for noun, model, column in (
-            ("transfer", Transfer, Finding.transfer_id),
-            ("collection", Collection, Finding.collection_id),
-        ):
+        for noun, model in (("transfer", Transfer), ("collection", Collection)):
             rows = session.execute(
                 select(col(Finding.id), col(Finding.kind), col(model.reference))
-                .join(model, and_(col(model.id) == col(column)))
+                .join(
+                    model,
+                    and_(col(Finding.subject) == noun, col(model.id) == col(Finding.subject_id)),
+                )
                 .where(col(Finding.id).in_(list(chunk)))
             ).all()
             for finding_id, kind, reference in rows:

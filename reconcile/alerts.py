@@ -23,8 +23,10 @@ from sqlalchemy import Engine, select
 from sqlmodel import Session, col
 
 from ledger.db import read_session, write_session
+from ledger.events.types import Subject
 from ledger.figures import amount_at_stake
 from ledger.models import Alert, Collection, Finding, Transfer
+from ledger.subjects import about
 from ledger.types import FindingKind
 from reconcile import alert_book as book
 from reconcile.alert_group_text import (
@@ -44,6 +46,7 @@ from reconcile.alert_text import (
 from reconcile.checks import Policy
 
 logger = structlog.get_logger(__name__)
+_FINDINGS = Finding.__table__.c  # type: ignore[attr-defined]
 
 __all__ = ["AlertSink", "AppriseSink", "check_alert_url", "dispatch_alerts", "send_keyed_alert"]
 
@@ -77,13 +80,13 @@ def _candidates(engine: Engine, *, now: dt.datetime, policy: Policy) -> list[Ite
     with read_session(engine) as session:
         rows = session.execute(
             select(Finding, Transfer)
-            .join(Transfer, col(Transfer.id) == col(Finding.transfer_id))
+            .join(Transfer, about(_FINDINGS, Subject.TRANSFER, col(Transfer.id)))
             .where(*open_unacknowledged)
             .order_by(col(Finding.id))
         ).all()
         on_collections = session.execute(
             select(Finding, Collection)
-            .join(Collection, col(Collection.id) == col(Finding.collection_id))
+            .join(Collection, about(_FINDINGS, Subject.COLLECTION, col(Collection.id)))
             .where(*open_unacknowledged)
             .order_by(col(Finding.id))
         ).all()

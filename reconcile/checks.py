@@ -1,11 +1,11 @@
 """The reconciler's pure core: ledger view + provider answer → new state and findings.
 
-No I/O here. The poller reads a `LedgerView` from the transfer row, turns the
-provider's answer (or error) into an `Answer`, calls `evaluate`, and writes
-the `Verdict` back. Findings are stated as a set of kinds that must be open
-(`open`, with their detail) and kinds whose cause is gone (`resolved`);
-kinds in neither are left as they are (PRODUCT.md: raised once, resolved
-when the cause goes away).
+No I/O here. The transfers' book (`reconcile.books.transfers`) reads a `LedgerView` from
+the row, the lookup turns the provider's answer (or error) into a `LookupAnswer`
+(`reconcile.answers`), `evaluate` gives the `Verdict`, and the recorder writes it back.
+Findings are stated as a set of kinds that must be open (`open`, with their detail) and
+kinds whose cause is gone (`resolved`); kinds in neither are left as they are (PRODUCT.md:
+raised once, resolved when the cause goes away).
 """
 
 from __future__ import annotations
@@ -16,7 +16,36 @@ from dataclasses import dataclass, field
 
 from ledger.types import FindingKind, Initiation, TransferStatus
 from reconcile.alert_plan import AlertRules
+from reconcile.answers import (
+    Found,
+    LookupAnswer,
+    NotFound,
+    Transient,
+    Uninterpretable,
+    answered_for_another,
+    backoff_delay,
+    read_without_figures,
+)
 from reconcile.fees import FeeSchedule
+
+# The answers are re-exported: the transfer core is where most readers look for them.
+__all__ = [
+    "DEFAULT_STALE_AFTER",
+    "FINAL",
+    "Found",
+    "LedgerView",
+    "LookupAnswer",
+    "NotFound",
+    "Policy",
+    "Transient",
+    "Uninterpretable",
+    "Verdict",
+    "amount_problem",
+    "backoff_delay",
+    "contract_fee_in",
+    "evaluate",
+    "fee_problem",
+]
 
 FINAL = frozenset({TransferStatus.SUCCESSFUL, TransferStatus.FAILED})
 _OVER_CONTRACT = "exceeds the contract fee"
@@ -25,7 +54,6 @@ _OVER_CONTRACT = "exceeds the contract fee"
 _CONTRACT_FEE = re.compile(_OVER_CONTRACT + r" (\d+) kobo")
 # What an answer settles whatever else it says.
 _FOUND_RESOLVES = frozenset({FindingKind.UNKNOWN_TO_PROVIDER, FindingKind.UNVERIFIABLE})
-_NOT_FOUND_RESOLVES = frozenset({FindingKind.UNVERIFIABLE})
 
 
 # PAYRECON_STALE_AFTER's default, here beside the rule it feeds: settings and reports read it.
@@ -70,42 +98,6 @@ class LedgerView:
 
 
 @dataclass(frozen=True)
-class Found:
-    """The provider returned the transaction."""
-
-    reference: str
-    merchant_reference: str | None
-    amount: int
-    fee: int | None
-    status: TransferStatus
-    failure_reason: str | None = None
-    completed_at: dt.datetime | None = None  # read for collections (paid_after_expiry)
-
-
-@dataclass(frozen=True)
-class NotFound:
-    """The provider answered 404 "Transaction not found"."""
-
-
-@dataclass(frozen=True)
-class Uninterpretable:
-    """The provider's answer could not be interpreted."""
-
-    detail: str
-
-
-@dataclass(frozen=True)
-class Transient:
-    """A 5xx, timeout or 429: try again later; never a finding."""
-
-    detail: str
-    retry_after: float | None = None
-
-
-Answer = Found | NotFound | Uninterpretable | Transient
-
-
-@dataclass(frozen=True)
 class Verdict:
     """The new state of the transfer and what must happen to its findings."""
 
@@ -124,15 +116,6 @@ class Verdict:
     resolved: frozenset[FindingKind] = frozenset()
     newly_confirmed: bool = False
     provider_error: bool = False
-
-
-def backoff_delay(attempt: int, base: int, cap: int) -> float:
-    """Seconds before re-check number `attempt` (1-based): base doubling per attempt, capped."""
-    if attempt < 1 or base <= 0:
-        return 0.0
-    # Cap the exponent first so huge attempt counts never build huge integers.
-    exponent = min(attempt - 1, 62)
-    return float(min(base * (2**exponent), cap))
 
 
 def amount_problem(view: LedgerView, provider_amount: int | None) -> str | None:
@@ -225,7 +208,7 @@ class _Settled:
     conflict: str | None = None  # the webhook said another final status
 
 
-def evaluate(view: LedgerView, answer: Answer, policy: Policy, now: dt.datetime) -> Verdict:
+def evaluate(view: LedgerView, answer: LookupAnswer, policy: Policy, now: dt.datetime) -> Verdict:
     """Apply one provider answer to one transfer; the verdict the ledger must reflect."""
     answer = _attributed(view, answer)
     attempts = view.check_attempts + 1
@@ -256,9 +239,11 @@ def evaluate(view: LedgerView, answer: Answer, policy: Policy, now: dt.datetime)
     )
 
 
-def _attributed(view: LedgerView, answer: Answer) -> Answer:
+def _attributed(view: LedgerView, answer: LookupAnswer) -> LookupAnswer:
     """`answer`, or an uninterpretable one when the provider answered for another transfer."""
-    if isinstance(answer, Found) and _foreign(view, answer):
+    if isinstance(answer, Found) and answered_for_another(
+        view.reference, view.provider_reference, answer
+    ):
         return Uninterpretable(
             f"lookup of {view.reference} answered for merchant reference "
             f"{answer.merchant_reference!r}"
@@ -266,7 +251,7 @@ def _attributed(view: LedgerView, answer: Answer) -> Answer:
     return answer
 
 
-def _read(view: LedgerView, answer: Answer, policy: Policy, attempts: int) -> _Reading:
+def _read(view: LedgerView, answer: LookupAnswer, policy: Policy, attempts: int) -> _Reading:
     """The provider's figures, the not-found count, the next check and the answer's findings."""
     delay = backoff_delay(attempts, policy.check_backoff, policy.check_backoff_max)
     if isinstance(answer, Found):
@@ -289,25 +274,17 @@ def _read(view: LedgerView, answer: Answer, policy: Policy, attempts: int) -> _R
             resolved=_FOUND_RESOLVES,
         )
     # No figures in this answer: the provider's last known ones stand.
-    not_found = view.not_found_count
-    open_: dict[FindingKind, str] = {}
-    resolved: frozenset[FindingKind] = frozenset()
-    if isinstance(answer, NotFound):
-        not_found += 1
-        resolved = _NOT_FOUND_RESOLVES
-        if not_found >= policy.not_found_limit:
-            open_[FindingKind.UNKNOWN_TO_PROVIDER] = (
-                f"the provider answered 'not found' {not_found} times in a row"
-            )
-            if view.confirmed:
-                open_[FindingKind.UNKNOWN_TO_PROVIDER] += (
-                    f" although it confirmed this transfer {view.status.value} before; "
-                    "no longer looked up"
-                )
-    elif isinstance(answer, Uninterpretable):
-        open_[FindingKind.UNVERIFIABLE] = answer.detail
-    elif answer.retry_after is not None:
-        delay = max(delay, answer.retry_after)  # the provider's Retry-After wins if longer
+    said = read_without_figures(
+        answer,
+        not_found_count=view.not_found_count,
+        not_found_limit=policy.not_found_limit,
+        delay=delay,
+    )
+    open_ = dict(said.open)
+    if view.confirmed and FindingKind.UNKNOWN_TO_PROVIDER in open_:
+        open_[FindingKind.UNKNOWN_TO_PROVIDER] += (
+            f" although it confirmed this transfer {view.status.value} before; no longer looked up"
+        )
     return _Reading(
         provider_status=view.provider_status,
         provider_amount=view.provider_amount,
@@ -315,15 +292,15 @@ def _read(view: LedgerView, answer: Answer, policy: Policy, attempts: int) -> _R
         provider_reference=view.provider_reference,
         failure_reason=view.failure_reason,
         initiation=view.initiation,
-        not_found=not_found,
-        next_check_in=delay,
-        provider_error=not isinstance(answer, NotFound),
+        not_found=said.not_found,
+        next_check_in=said.next_check_in,
+        provider_error=said.provider_error,
         open=open_,
-        resolved=resolved,
+        resolved=said.resolved,
     )
 
 
-def _settle(view: LedgerView, answer: Answer) -> _Settled:
+def _settle(view: LedgerView, answer: LookupAnswer) -> _Settled:
     """The status the ledger shows after `answer`: the provider's when final, else the webhook's."""
     if isinstance(answer, Found) and answer.status in FINAL:
         conflict = None
@@ -362,11 +339,3 @@ def _findings(
         else:
             resolved.add(kind)
     return open_, frozenset(resolved - set(open_))
-
-
-def _foreign(view: LedgerView, answer: Found) -> bool:
-    """True when the provider answered for a transfer that is not this one."""
-    if answer.merchant_reference in (None, view.reference):
-        return False
-    # An orphan may be keyed by the provider's reference: a matching one is ours too.
-    return answer.reference not in (view.reference, view.provider_reference)

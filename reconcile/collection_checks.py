@@ -1,6 +1,6 @@
 """The reconciler's pure core for collections: ledger view + provider answer → new state and
-findings (PRODUCT.md: Collections). No I/O, like `reconcile.checks`, whose answers, backoff
-and finding vocabulary it shares.
+findings (PRODUCT.md: Collections). No I/O, like `reconcile.checks`, whose answers
+(`reconcile.answers`), backoff and finding vocabulary it shares.
 
 When a finding holds (each is opened when its condition holds and resolved when it stops):
 
@@ -28,7 +28,15 @@ import datetime as dt
 from dataclasses import dataclass, field
 
 from ledger.types import FindingKind, Initiation, TransferStatus
-from reconcile.checks import FINAL, Answer, Found, NotFound, Uninterpretable, backoff_delay
+from reconcile.answers import (
+    Found,
+    LookupAnswer,
+    Uninterpretable,
+    answered_for_another,
+    backoff_delay,
+    read_without_figures,
+)
+from reconcile.checks import FINAL
 
 # The kinds this core decides; every other kind on a collection is left alone.
 COLLECTION_KINDS = frozenset(
@@ -119,10 +127,12 @@ def deadline(view: CollectionView, policy: CollectionPolicy) -> dt.datetime:
 
 
 def evaluate_collection(
-    view: CollectionView, answer: Answer, policy: CollectionPolicy, now: dt.datetime
+    view: CollectionView, answer: LookupAnswer, policy: CollectionPolicy, now: dt.datetime
 ) -> CollectionVerdict:
     """Apply one provider answer to one collection; the verdict the ledger must reflect."""
-    if isinstance(answer, Found) and _foreign(view, answer):
+    if isinstance(answer, Found) and answered_for_another(
+        view.reference, view.provider_reference, answer
+    ):
         answer = Uninterpretable(
             f"lookup of collection {view.reference} answered for merchant reference "
             f"{answer.merchant_reference!r}"
@@ -132,21 +142,15 @@ def evaluate_collection(
     past_deadline = now >= last_check
     if isinstance(answer, Found):
         return _found(view, answer, policy, now, attempts, last_check, past_deadline)
-    delay = backoff_delay(attempts, policy.check_backoff, policy.check_backoff_max)
-    not_found = view.not_found_count
-    open_: dict[FindingKind, str] = {}
-    resolved: set[FindingKind] = set()
-    if isinstance(answer, NotFound):
-        not_found += 1
-        resolved.add(FindingKind.UNVERIFIABLE)
-        if not_found >= policy.not_found_limit:
-            open_[FindingKind.UNKNOWN_TO_PROVIDER] = (
-                f"the provider answered 'not found' {not_found} times in a row"
-            )
-    elif isinstance(answer, Uninterpretable):
-        open_[FindingKind.UNVERIFIABLE] = answer.detail
-    elif answer.retry_after is not None:
-        delay = max(delay, answer.retry_after)  # the provider's Retry-After wins if longer
+    said = read_without_figures(
+        answer,
+        not_found_count=view.not_found_count,
+        not_found_limit=policy.not_found_limit,
+        delay=backoff_delay(attempts, policy.check_backoff, policy.check_backoff_max),
+    )
+    not_found = said.not_found
+    open_ = dict(said.open)
+    resolved = set(said.resolved)
     unknown = not_found >= policy.not_found_limit
     stale = _stale(view.status, view, now, last_check, unknown)
     if stale is not None:
@@ -156,7 +160,7 @@ def evaluate_collection(
     return CollectionVerdict(
         status=view.status,
         confirmed=view.confirmed,
-        next_check_in=delay,
+        next_check_in=said.next_check_in,
         final_check_done=view.final_check_done,
         check_attempts=attempts,
         not_found_count=not_found,
@@ -169,7 +173,7 @@ def evaluate_collection(
         initiation=view.initiation,
         open=open_,
         resolved=frozenset(resolved - set(open_)),
-        provider_error=not isinstance(answer, NotFound),
+        provider_error=said.provider_error,
     )
 
 
@@ -284,10 +288,3 @@ def _stale(
     since = "expiry" if view.expires_at is not None else "creation"
     age = int((now - (view.expires_at or view.created_at)).total_seconds())
     return f"still pending {age} s after its {since}"
-
-
-def _foreign(view: CollectionView, answer: Found) -> bool:
-    """True when the provider answered for a collection that is not this one."""
-    if answer.merchant_reference in (None, view.reference):
-        return False
-    return answer.reference not in (view.reference, view.provider_reference)

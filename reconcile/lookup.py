@@ -1,5 +1,5 @@
 """Asking the provider about due references, concurrently and under the rate cap: the part of
-a pass transfers and collections share. Every answer becomes a `reconcile.checks.Answer`."""
+a pass every book shares. Every answer becomes a `reconcile.answers.LookupAnswer`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any, NamedTuple, Protocol
 import structlog
 
 from ledger.checks import CheckResult, CheckRow
+from ledger.events.types import Subject
 from ledger.types import TransferStatus
 from provider.errors import (
     AuthenticationError,
@@ -21,7 +22,7 @@ from provider.errors import (
     RateLimitedError,
     TransientError,
 )
-from reconcile.checks import Answer, Found, NotFound, Transient, Uninterpretable
+from reconcile.answers import Found, LookupAnswer, NotFound, Transient, Uninterpretable
 from reconcile.ratelimit import TokenBucket
 from telemetry.tracing import span
 
@@ -77,7 +78,7 @@ def answer_of(result: Any) -> Found | Uninterpretable:
 
 async def lookup(
     client: Any, reference: str, *, method: str = TRANSACTION
-) -> tuple[Answer, int | None]:
+) -> tuple[LookupAnswer, int | None]:
     """Ask the provider about one reference with the client's `method`; every failure but a
     refused key becomes an Answer. With it, the provider's HTTP status for the check row (None
     when no answer came)."""
@@ -104,7 +105,7 @@ class Looked(NamedTuple):
     """One target's answer and the HTTP status it came with."""
 
     target: Target
-    answer: Answer
+    answer: LookupAnswer
     http_status: int | None
 
 
@@ -130,9 +131,9 @@ async def lookups(
     return [task.result() for task in tasks]
 
 
-def check_row(looked: Looked, now: dt.datetime, *, subject: str = "transfer") -> CheckRow:
-    """The provider check a lookup leaves in the ledger (`subject`: transfer or collection)."""
-    owner: dict[str, Any] = {f"{subject}_id": looked.target.id}
+def check_row(looked: Looked, now: dt.datetime, *, subject: Subject) -> CheckRow:
+    """The provider check a lookup leaves in the ledger about the looked-up `subject`."""
+    owner: dict[str, Any] = {"subject": subject, "subject_id": looked.target.id}
     answer, http_status = looked.answer, looked.http_status
     if isinstance(answer, Found):
         return CheckRow(

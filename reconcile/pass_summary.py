@@ -3,7 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+
+class LookupCounts(Protocol):
+    """The lookup counters every book has (`PassSummary`'s top level are the transfers')."""
+
+    checked: int
+    confirmed: int
+    pending: int
+    not_found: int
+    transient_errors: int
+    foreign_answers: int
 
 
 @dataclass

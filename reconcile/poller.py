@@ -1,37 +1,33 @@
-"""One reconcile pass: claim due transfers, look them up concurrently, apply the answers.
+"""One reconcile pass: claim due rows of every book, look them up concurrently, record the answers.
 
-`run_pass` is the thin shell around `reconcile.checks.evaluate`: it owns the
-transactions (claim, then apply per chunk), the concurrency and rate cap of
-the lookups, and the counters of the summary. The lookups of one chunk overlap
-the recording of the previous one.
+`run_pass` is the thin shell around the books (`reconcile.books`): for each book looked up
+at the provider it claims due rows, looks them up under the concurrency and rate cap, and
+hands each chunk of answers to the one recorder (`reconcile.books.recorder`), in a
+transaction of its own. The lookups of one chunk overlap the recording of the previous one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, Protocol
 
 import structlog
-from sqlalchemy import Engine, select
-from sqlmodel import Session, col
+from sqlalchemy import Engine
 
-from ledger.checks import record_checks
 from ledger.db import write_session
-from ledger.events import transfers as relay_transfers
-from ledger.events.findings import raise_finding, resolve_finding
-from ledger.events.outbox import Subscriber, subscribers
-from ledger.findings import open_kinds_by_subject
-from ledger.models import Collection, Transfer
-from ledger.types import FindingKind, Initiation, TransferStatus, status_or_none, utcnow
+from ledger.types import utcnow
 from provider.errors import AuthenticationError
-from reconcile.alert_plan import AlertSettings, rules_of
+from reconcile.alert_plan import AlertSettings
 from reconcile.alerts import AlertSink, alert_provider_key_refused, dispatch_alerts
-from reconcile.checks import Answer, LedgerView, NotFound, Policy, Transient, evaluate
-from reconcile.collection_pass import apply_collections, collection_policy_of
+from reconcile.answers import Transient
+from reconcile.books.book import Book
+from reconcile.books.collections import CollectionBook, collection_policy_of
+from reconcile.books.recorder import record_chunk
+from reconcile.books.transfers import TransferBook, policy_of
+from reconcile.checks import Policy
 from reconcile.errors import ProviderKeyRefusedError, ProviderMisconfiguredError
 from reconcile.lease import (
     claim_targets,
@@ -41,14 +37,12 @@ from reconcile.lease import (
     release_targets,
 )
 from reconcile.lookup import (
-    COLLECTION,
     TRANSACTION,
     ForeignAnswer,
     Looked,
     Target,
     TransactionLookup,
     all_foreign,
-    check_row,
     lookups,
 )
 from reconcile.pass_summary import PassSummary
@@ -60,17 +54,6 @@ __all__ = ["PassSummary", "run_pass"]
 
 logger = structlog.get_logger(__name__)
 
-# Findings the reconciler owns; the receiver's kinds are never touched here.
-RECONCILER_KINDS = frozenset(
-    {
-        FindingKind.AMOUNT_MISMATCH,
-        FindingKind.FEE_MISMATCH,
-        FindingKind.STATUS_CONFLICT,
-        FindingKind.STALE_PENDING,
-        FindingKind.UNKNOWN_TO_PROVIDER,
-        FindingKind.UNVERIFIABLE,
-    }
-)
 CLAIM_TTL_SECONDS = 300.0
 
 
@@ -95,168 +78,6 @@ class ReconcileSettings(AlertSettings, Protocol):
     def fee_schedule(self) -> Any: ...
     @property
     def collection_grace(self) -> int: ...
-
-
-def policy_of(settings: ReconcileSettings) -> Policy:
-    """The pure core's policy from settings."""
-    return Policy(
-        check_backoff=settings.check_backoff,
-        check_backoff_max=settings.check_backoff_max,
-        not_found_limit=settings.not_found_limit,
-        stale_after=settings.stale_after,
-        fee_schedule=settings.fee_schedule,
-        alerting=rules_of(settings),
-    )
-
-
-def view_of(transfer: Transfer) -> LedgerView:
-    """The pure core's view of a transfer row."""
-    return LedgerView(
-        reference=transfer.reference,
-        amount=transfer.amount,
-        fee=transfer.fee,
-        status=status_or_none(transfer.status) or TransferStatus.PENDING,
-        confirmed=transfer.confirmed,
-        created_at=transfer.created_at,
-        provider_reference=transfer.provider_reference,
-        initiation=Initiation(transfer.initiation) if transfer.initiation else None,
-        webhook_status=status_or_none(transfer.webhook_status),
-        webhook_amount=transfer.webhook_amount,
-        webhook_fee=transfer.webhook_fee,
-        provider_status=status_or_none(transfer.provider_status),
-        provider_amount=transfer.provider_amount,
-        provider_fee=transfer.provider_fee,
-        failure_reason=transfer.failure_reason,
-        check_attempts=transfer.check_attempts,
-        not_found_count=transfer.not_found_count,
-    )
-
-
-def _apply_one(
-    session: Session,
-    transfer: Transfer,
-    answer: Answer,
-    policy: Policy,
-    now: dt.datetime,
-    summary: PassSummary,
-    open_kinds: frozenset[str],
-    endpoints: list[Subscriber],
-) -> None:
-    """Record one answer on its transfer, with the relay events of what changed (in this
-    transaction): `transfer.confirmed` the first time the provider confirms a final status,
-    then `finding.opened` / `finding.resolved` for each finding opened or resolved."""
-    verdict = evaluate(view_of(transfer), answer, policy, now)
-    transfer.status = verdict.status.value
-    if verdict.newly_confirmed:
-        transfer.confirmed_at = now
-    transfer.confirmed = verdict.confirmed
-    transfer.provider_status = verdict.provider_status.value if verdict.provider_status else None
-    transfer.provider_amount = verdict.provider_amount
-    transfer.provider_fee = verdict.provider_fee
-    transfer.failure_reason = verdict.failure_reason
-    transfer.initiation = verdict.initiation.value if verdict.initiation else None
-    if verdict.provider_reference and transfer.provider_reference is None:
-        taken = session.execute(
-            select(col(Transfer.id)).where(
-                col(Transfer.provider_reference) == verdict.provider_reference
-            )
-        ).first()
-        if taken is None:
-            transfer.provider_reference = verdict.provider_reference
-        else:  # an orphan row already holds it; the lead's registration merges them
-            logger.warning("provider_reference_taken", reference=transfer.reference)
-    transfer.check_attempts = verdict.check_attempts
-    transfer.not_found_count = verdict.not_found_count
-    transfer.last_checked_at = now
-    transfer.next_check_at = (
-        None if verdict.next_check_in is None else now + dt.timedelta(seconds=verdict.next_check_in)
-    )
-    transfer.lease_owner = None
-    transfer.lease_until = None
-    transfer.updated_at = now
-    session.flush()
-    assert transfer.id is not None
-    if verdict.newly_confirmed:
-        relay_transfers.confirmed(session, transfer, now=now, endpoints=endpoints)
-    for kind, detail in verdict.open.items():
-        if raise_finding(
-            session,
-            transfer_id=transfer.id,
-            kind=kind,
-            detail=detail,
-            now=now,
-            reference=transfer.reference,
-            endpoints=endpoints,
-        ):
-            summary.count_raised(kind.value)
-    for kind in verdict.resolved & RECONCILER_KINDS - {FindingKind.STATUS_CONFLICT}:
-        if kind.value not in open_kinds:
-            continue
-        if resolve_finding(
-            session,
-            transfer_id=transfer.id,
-            kind=kind,
-            now=now,
-            reference=transfer.reference,
-            endpoints=endpoints,
-        ):
-            summary.findings_resolved += 1
-    summary.checked += 1
-    summary.confirmed += verdict.newly_confirmed
-    summary.pending += verdict.status is TransferStatus.PENDING
-    summary.provider_errors += verdict.provider_error
-    summary.transient_errors += isinstance(answer, Transient) and not isinstance(
-        answer, ForeignAnswer
-    )
-    summary.foreign_answers += isinstance(answer, ForeignAnswer)
-    summary.not_found += isinstance(answer, NotFound)
-
-
-def _apply(
-    engine: Engine,
-    results: Sequence[Looked],
-    *,
-    owner: str,
-    policy: Policy,
-    now: dt.datetime,
-    summary: PassSummary,
-) -> None:
-    with write_session(engine) as session:
-        by_id = {looked.target.id: looked.answer for looked in results}
-        open_kinds = open_kinds_by_subject(session, column="transfer_id", ids=by_id)
-        endpoints = subscribers(session)  # read once for the chunk's relay events
-        rows = session.execute(
-            select(Transfer)
-            .where(col(Transfer.id).in_(list(by_id)))
-            .order_by(col(Transfer.id))
-            .with_for_update()
-        ).scalars()
-        for transfer in rows:
-            if transfer.lease_owner != owner:
-                continue  # our claim expired and a peer took it: its answer wins
-            assert transfer.id is not None
-            _apply_one(
-                session,
-                transfer,
-                by_id[transfer.id],
-                policy,
-                now,
-                summary,
-                frozenset(open_kinds.get(transfer.id, ())),
-                endpoints,
-            )
-        # Every lookup is kept, in the decision's transaction: one executemany for the chunk.
-        record_checks(session, [check_row(looked, now) for looked in results])
-
-
-@dataclass(frozen=True)
-class _Book:
-    """One kind of money movement a pass checks: its table, its lookup, and how a chunk of
-    answers is recorded (in one transaction of its own)."""
-
-    model: type[Transfer] | type[Collection]
-    method: str
-    apply: Callable[..., None]  # (engine, results, *, owner, now, summary)
 
 
 @traced("reconcile.pass")
@@ -297,18 +118,16 @@ async def run_pass(
             else None
         ),
     )
-    books = (
-        _Book(Transfer, TRANSACTION, partial(_apply, policy=run.policy)),
-        _Book(
-            Collection,
-            COLLECTION,
-            partial(apply_collections, policy=collection_policy_of(settings)),
-        ),
+    books: tuple[Book[Any, Any], ...] = (
+        TransferBook(run.policy),
+        CollectionBook(collection_policy_of(settings)),
     )
     await _hold_lease(run)
     try:
         for book in books:
-            await _check_due(run, book)
+            if book.lookup is None:
+                continue  # matched, not looked up
+            await _check_due(run, book, book.lookup)
             if run.summary.stopped:
                 break
     finally:
@@ -348,7 +167,7 @@ async def _hold_lease(run: _Pass) -> None:
         await asyncio.to_thread(_hold, run.engine, run.owner, run.now, run.lease_ttl)
 
 
-async def _check_due(run: _Pass, book: _Book) -> None:
+async def _check_due(run: _Pass, book: Book[Any, Any], method: str) -> None:
     """Claim, look up and apply chunk after chunk of the book's rows until nothing is due or
     the pass stops.
 
@@ -369,7 +188,7 @@ async def _check_due(run: _Pass, book: _Book) -> None:
             )
             if not targets:
                 break
-            results = await _ask(run, targets, book.method)
+            results = await _ask(run, targets, method)
             if run.summary.stopped:
                 await asyncio.to_thread(
                     release_targets, run.engine, book.model, targets, owner=run.owner
@@ -379,8 +198,9 @@ async def _check_due(run: _Pass, book: _Book) -> None:
                 await applying
             applying = asyncio.create_task(
                 asyncio.to_thread(
-                    book.apply,
+                    record_chunk,
                     run.engine,
+                    book,
                     results,
                     owner=run.owner,
                     now=run.now,

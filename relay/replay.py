@@ -21,7 +21,7 @@ from ledger.events.outbox import (
     subscribers,
     wake_workers,
 )
-from ledger.events.types import DeliveryStatus, RelayEventType, Subject, parse_types
+from ledger.events.types import DeliveryStatus, RelayEventType, parse_types
 from relay import endpoints as endpoint_ops
 
 
@@ -46,7 +46,7 @@ def queue_again(
     queued = 0
     for target in targets:
         statement = select(
-            EVENTS.c.id, EVENTS.c.type, EVENTS.c.subject, EVENTS.c.subject_id, EVENTS.c.sequence
+            EVENTS.c.id, EVENTS.c.type, EVENTS.c.subject, EVENTS.c.reference, EVENTS.c.sequence
         ).order_by(EVENTS.c.id)
         if type is not None:
             statement = statement.where(EVENTS.c.type == type.value)
@@ -67,7 +67,7 @@ def queue_again(
             rows += delivery_rows(
                 event.id,
                 [target.id],
-                key=subject_key(Subject(event.subject), event.subject_id),
+                key=subject_key(event.subject, event.reference),
                 sequence=event.sequence,
                 now=now,
             )

@@ -20,6 +20,7 @@ from ledger.finding_queue import FindingFilter, list_queue
 from ledger.models import Collection, Transfer
 from ledger.overview import overview
 from ledger.queries import ANY_FINDING, decode_cursor, find_transfer, list_transfers
+from ledger.subjects import subject_of
 from ledger.timeline import Entry
 from ledger.timeline_sources import collection_timeline, transfer_timeline
 from ledger.types import FindingKind, TransferStatus, takes_text, utcnow
@@ -155,11 +156,7 @@ async def _story_page(
             row = find(session, reference)
             if row is None or row.id is None:
                 return None
-            where = (
-                FindingFilter(collection_id=row.id)
-                if isinstance(row, Collection)
-                else FindingFilter(transfer_id=row.id)
-            )
+            where = FindingFilter(subject=subject_of(row))
             return {
                 noun: row,
                 "findings": list_queue(session, where, limit=100).items,

@@ -35,7 +35,7 @@ _FINDINGS = Finding.__table__  # type: ignore[attr-defined]
 _EVENTS = RelayEvent.__table__  # type: ignore[attr-defined]
 _DELIVERIES = RelayDelivery.__table__  # type: ignore[attr-defined]
 
-_OPENED = ("id", "transfer_id", "kind", "detail", "opened_at", "updated_at")
+_OPENED = ("id", "subject", "subject_id", "kind", "detail", "opened_at", "updated_at")
 _EVENT = ("id", "event_id", "type", "subject", "subject_id", "reference", "sequence", "body")
 _EVENT_ROW = (*_EVENT, "created_at")
 _DELIVERY = (
@@ -115,7 +115,7 @@ class BulkOutbox:
         self.events.append((*values, body, self.stamp))
         targets = takers(self.subscribers, type)
         if targets:
-            key = subject_key(subject, subject_id)
+            key = subject_key(subject, reference)
             for row in delivery_rows(row_id, targets, key=key, sequence=sequence, now=self.stamp):
                 self.deliveries.append(tuple(row[name] for name in _DELIVERY))
 
@@ -134,7 +134,15 @@ class BulkOutbox:
         if key in self.opened:
             return False
         finding_id = next(self._finding_ids)
-        self.opened[key] = (finding_id, transfer_id, kind.value, detail, self.stamp, self.stamp)
+        self.opened[key] = (
+            finding_id,
+            Subject.TRANSFER.value,
+            transfer_id,
+            kind.value,
+            detail,
+            self.stamp,
+            self.stamp,
+        )
         data = payloads.finding_fields(
             id=finding_id,
             kind=kind.value,

@@ -2,7 +2,7 @@
 
 Each function wraps its `ledger.findings` namesake and, when the finding's state changed,
 writes `finding.opened`, `finding.resolved` or `finding.acknowledged` through the outbox in
-the same transaction. The subject is the finding's transfer or collection, so its events
+the same transaction. The subject is the finding's (`ledger.subjects`), so its events
 share that subject's sequence. The receiver's batch is the one other writer of findings: it opens
 those of transfers it creates with bulk statements and writes their events beside them.
 """
@@ -18,14 +18,9 @@ from ledger import findings as ledger_findings
 from ledger.events import payloads
 from ledger.events.outbox import Subscriber, emit
 from ledger.events.types import RelayEventType, Subject
-from ledger.models import Collection, Finding, Transfer
+from ledger.models import Finding
+from ledger.subjects import BOOK_MODELS
 from ledger.types import FindingKind
-
-# Where each subject's reference is read from.
-_TABLES = {
-    Subject.TRANSFER: Transfer.__table__,  # type: ignore[attr-defined]
-    Subject.COLLECTION: Collection.__table__,  # type: ignore[attr-defined]
-}
 
 
 def raise_finding(
@@ -34,21 +29,21 @@ def raise_finding(
     kind: FindingKind,
     detail: str,
     now: dt.datetime,
-    transfer_id: int | None = None,
-    collection_id: int | None = None,
+    subject: Subject,
+    subject_id: int,
     reference: str | None = None,
     endpoints: list[Subscriber] | None = None,
 ) -> Finding | None:
     """Open (or reopen) a finding and write `finding.opened`; the finding, or None when it
     was already open (no event then).
 
-    Exactly one of `transfer_id` and `collection_id` names the subject. `reference` (the
-    subject's) and `endpoints` (`ledger.events.outbox.subscribers`) save a read.
+    `reference` (the subject's) and `endpoints` (`ledger.events.outbox.subscribers`) save a
+    read.
     """
     finding = ledger_findings.raise_finding(
         session,
-        transfer_id=transfer_id,
-        collection_id=collection_id,
+        subject=subject,
+        subject_id=subject_id,
         kind=kind,
         detail=detail,
         now=now,
@@ -65,15 +60,15 @@ def resolve_finding(
     *,
     kind: FindingKind,
     now: dt.datetime,
-    transfer_id: int | None = None,
-    collection_id: int | None = None,
+    subject: Subject,
+    subject_id: int,
     reference: str | None = None,
     endpoints: list[Subscriber] | None = None,
 ) -> Finding | None:
     """Close the open finding of `kind` on the subject and write `finding.resolved`; the
     finding, or None when none was open (no event then)."""
     finding = ledger_findings.resolve_finding(
-        session, transfer_id=transfer_id, collection_id=collection_id, kind=kind, now=now
+        session, subject=subject, subject_id=subject_id, kind=kind, now=now
     )
     if finding is not None:
         emit_finding(
@@ -118,7 +113,7 @@ def emit_finding(
     """Write a `finding.*` event about the finding as it now stands; its `evt_` id."""
     subject, subject_id = subject_of(finding)
     if reference is None:
-        table = _TABLES[subject]
+        table = BOOK_MODELS[subject].__table__  # type: ignore[union-attr]
         reference = str(
             session.execute(select(table.c.reference).where(table.c.id == subject_id)).scalar_one()
         )
@@ -135,8 +130,5 @@ def emit_finding(
 
 
 def subject_of(finding: Finding) -> tuple[Subject, int]:
-    """What the finding is about: (transfer or collection, its row id)."""
-    if finding.collection_id is not None:
-        return Subject.COLLECTION, finding.collection_id
-    assert finding.transfer_id is not None
-    return Subject.TRANSFER, finding.transfer_id
+    """What the finding is about: (its subject, that row's id)."""
+    return Subject(finding.subject), finding.subject_id

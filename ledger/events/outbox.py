@@ -21,7 +21,9 @@ from sqlmodel import Session
 from ledger.events import payloads
 from ledger.events.ids import new_event_id
 from ledger.events.types import DeliveryStatus, RelayEventType, Subject, parse_types
-from ledger.models import Collection, RelayDelivery, RelayEndpoint, RelayEvent, Transfer
+from ledger.models import RelayDelivery, RelayEndpoint, RelayEvent
+from ledger.subjects import BOOK_MODELS
+from ledger.subjects import subject_key as subject_key  # the relay's order key
 
 # The channel idle workers LISTEN on (PostgreSQL).
 CHANNEL = "payrecon_relay"
@@ -29,11 +31,6 @@ CHANNEL = "payrecon_relay"
 EVENTS = RelayEvent.__table__  # type: ignore[attr-defined]
 DELIVERIES = RelayDelivery.__table__  # type: ignore[attr-defined]
 ENDPOINTS = RelayEndpoint.__table__  # type: ignore[attr-defined]
-# The table holding each subject's event_sequence column.
-SEQUENCE_TABLES = {
-    Subject.TRANSFER: Transfer.__table__,  # type: ignore[attr-defined]
-    Subject.COLLECTION: Collection.__table__,  # type: ignore[attr-defined]
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,14 +66,9 @@ def takers(endpoints: Iterable[Subscriber], type: RelayEventType) -> list[int]:
     return [endpoint.id for endpoint in endpoints if type in endpoint.types]
 
 
-def subject_key(subject: Subject, subject_id: int) -> str:
-    """The order rule's key of a subject: `transfer:17`."""
-    return f"{subject.value}:{subject_id}"
-
-
 def next_sequence(session: Session, subject: Subject, subject_id: int) -> int:
     """Raise the subject's event sequence and return it; the row stays locked until commit."""
-    table = SEQUENCE_TABLES[subject]
+    table = BOOK_MODELS[subject].__table__  # type: ignore[union-attr]
     return int(
         session.execute(
             update(table)
@@ -118,7 +110,7 @@ def emit(
     type: RelayEventType,
     subject: Subject,
     subject_id: int,
-    reference: str | None,
+    reference: str,
     data: dict[str, Any],
     now: dt.datetime,
     endpoints: list[Subscriber] | None = None,
@@ -147,7 +139,7 @@ def emit(
     ).scalar_one()
     targets = takers(subscribers(session) if endpoints is None else endpoints, type)
     if targets:
-        key = subject_key(subject, subject_id)
+        key = subject_key(subject, reference)
         session.execute(
             insert(DELIVERIES), delivery_rows(row_id, targets, key=key, sequence=sequence, now=now)
         )

@@ -5,13 +5,13 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlmodel import Session
 
-from ledger.models import Collection, Finding
+from ledger.events.types import Subject
 from reconcile.advice import what_to_do
 from reconcile.reports.model import CollectionTotals, OpenFinding, StatusTotals
+from reconcile.reports.open_findings import findings_on, open_findings
 from reconcile.reports.period import Period
 from reconcile.reports.sql import (
     C,
-    F,
     as_int,
     collection_amount,
     collection_fee,
@@ -20,7 +20,7 @@ from reconcile.reports.sql import (
     in_period,
 )
 
-_ON_COLLECTIONS = Finding.__table__.join(Collection.__table__, F.collection_id == C.id)  # type: ignore[attr-defined]
+_ON_COLLECTIONS = findings_on(Subject.COLLECTION)
 
 
 def collection_totals(session: Session, period: Period) -> CollectionTotals:
@@ -60,38 +60,11 @@ def open_collection_findings(
 ) -> list[OpenFinding]:
     """The unresolved findings on the period's collections, with advice: unacknowledged first,
     then oldest first; only the first `limit` when given."""
-    statement = (
-        select(
-            F.id,
-            F.kind,
-            F.detail,
-            C.reference,
-            C.provider_reference,
-            C.status,
-            collection_amount(),
-            F.opened_at,
-            F.acknowledged_at,
-            F.ack_note,
-        )
-        .select_from(_ON_COLLECTIONS)
-        .where(F.resolved_at.is_(None), *in_period(period, C))
-        .order_by(F.acknowledged_at.is_not(None), F.opened_at, F.id)
-        .limit(limit)
+    return open_findings(
+        session,
+        Subject.COLLECTION,
+        amount=collection_amount(),
+        where=in_period(period, C),
+        advice=lambda row: what_to_do(row.kind),
+        limit=limit,
     )
-    return [
-        OpenFinding(
-            id=row[0],
-            kind=row[1],
-            detail=row[2],
-            reference=row[3],
-            provider_reference=row[4],
-            status=row[5],
-            amount=as_int(row[6]),
-            opened_at=row[7],
-            acknowledged_at=row[8],
-            ack_note=row[9],
-            what_to_do=what_to_do(row[1]),
-            subject="collection",
-        )
-        for row in session.execute(statement)
-    ]

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import case, func, literal, select
+from sqlalchemy import func, select
 from sqlmodel import Session
 
+from ledger.events.types import Subject
 from ledger.models import Collection, Finding, Transfer
+from ledger.subjects import about
 from reconcile.advice import Figures, what_to_do
 from reconcile.reports.model import iso
 from reconcile.reports.sql import FIGURE_COLUMNS, C, T
@@ -25,8 +27,8 @@ def list_findings(
     findings = Finding.__table__  # type: ignore[attr-defined]
     transfers = Transfer.__table__  # type: ignore[attr-defined]
     collections = Collection.__table__  # type: ignore[attr-defined]
-    subjects = findings.outerjoin(transfers, F.transfer_id == T.id).outerjoin(
-        collections, F.collection_id == C.id
+    subjects = findings.outerjoin(transfers, about(F, Subject.TRANSFER, T.id)).outerjoin(
+        collections, about(F, Subject.COLLECTION, C.id)
     )
     statement = (
         select(
@@ -39,9 +41,7 @@ def list_findings(
             F.ack_note,
             func.coalesce(T.reference, C.reference).label("reference"),
             func.coalesce(T.provider_reference, C.provider_reference).label("provider_reference"),
-            case(
-                (F.collection_id.is_not(None), literal("collection")), else_=literal("transfer")
-            ).label("subject"),
+            F.subject,
             *FIGURE_COLUMNS,
         )
         .select_from(subjects)

@@ -12,7 +12,9 @@ from sqlalchemy import case, func, literal_column, null, select
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session
 
+from ledger.events.types import Subject
 from ledger.models import Finding
+from ledger.subjects import about
 from reconcile.reports.period import Period, lagos_day
 from reconcile.reports.sql import (
     FIGURE_COLUMNS,
@@ -79,8 +81,8 @@ class TransferRow:
         return lagos_day(self.created_at)
 
 
-def _findings_of(owner: ColumnElement[int], row_id: ColumnElement[int]) -> ColumnElement[str]:
-    # A correlated subquery answered from the (transfer_id|collection_id, kind) unique index per
+def _findings_of(subject: Subject, row_id: ColumnElement[int]) -> ColumnElement[str]:
+    # A correlated subquery answered from the (subject, subject_id, kind) unique index per
     # row, so the stream needs no join state: "fee_mismatch:open; stale_pending:acknowledged".
     state = case(
         (F.resolved_at.is_not(None), literal_column("'resolved'")),
@@ -90,7 +92,7 @@ def _findings_of(owner: ColumnElement[int], row_id: ColumnElement[int]) -> Colum
     label = F.kind + literal_column("':'") + state
     return (
         select(func.aggregate_strings(label, "; "))
-        .where(owner == row_id)
+        .where(about(F, subject, row_id))
         .correlate_except(Finding.__table__)  # type: ignore[attr-defined]
         .scalar_subquery()
     )
@@ -116,7 +118,7 @@ def iter_transfer_rows(
             counted_fee(),
             *FIGURE_COLUMNS,
             T.failure_reason,
-            _findings_of(F.transfer_id, T.id),
+            _findings_of(Subject.TRANSFER, T.id),
         )
         .where(*in_period(period or Period()))
         .order_by(T.created_at, T.id)
@@ -173,7 +175,7 @@ def iter_collection_rows(
             C.amount_paid,
             C.provider_fee,
             C.failure_reason,
-            _findings_of(F.collection_id, C.id),
+            _findings_of(Subject.COLLECTION, C.id),
         )
         .where(*in_period(period or Period(), C))
         .order_by(C.created_at, C.id)

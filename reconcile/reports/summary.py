@@ -9,7 +9,8 @@ from typing import Any
 from sqlalchemy import and_, func, select
 from sqlmodel import Session
 
-from ledger.models import Finding, Transfer
+from ledger.events.types import Subject
+from ledger.models import Transfer
 from ledger.types import FindingKind, TransferStatus, utcnow
 from reconcile.advice import Figures, what_to_do
 from reconcile.checks import DEFAULT_STALE_AFTER
@@ -26,9 +27,11 @@ from reconcile.reports.model import (
     StatusTotals,
     fill_days,
 )
+from reconcile.reports.open_findings import findings_on, open_findings
 from reconcile.reports.period import Period
 from reconcile.reports.sql import (
     FIGURE_COLUMNS,
+    F,
     T,
     as_int,
     counted_amount,
@@ -39,8 +42,6 @@ from reconcile.reports.sql import (
     in_period,
     lagos_date,
 )
-
-F = Finding.__table__.c  # type: ignore[attr-defined]
 
 _SUCCESSFUL = TransferStatus.SUCCESSFUL.value
 _FAILED = TransferStatus.FAILED.value
@@ -174,48 +175,20 @@ def _add_to_day(line: DayLine, status: str, count: int, amount: int, fee: int) -
 
 
 def _finding_counts(session: Session, period: Period) -> tuple[dict[str, int], dict[str, int]]:
-    on_transfers = Finding.__table__.join(Transfer.__table__, F.transfer_id == T.id)  # type: ignore[attr-defined]
-    return finding_counts(session, on_transfers, in_period(period))
+    return finding_counts(session, findings_on(Subject.TRANSFER), in_period(period))
 
 
 def _open_findings(session: Session, period: Period, limit: int | None) -> list[OpenFinding]:
-    statement = (
-        select(
-            F.id,
-            F.kind,
-            F.detail,
-            T.reference,
-            T.provider_reference,
-            T.status,
-            counted_amount(),
-            F.opened_at,
-            F.acknowledged_at,
-            F.ack_note,
-            # Which source differs decides the advice for amount and fee findings.
-            *FIGURE_COLUMNS,
-        )
-        .select_from(Finding.__table__.join(Transfer.__table__, F.transfer_id == T.id))  # type: ignore[attr-defined]
-        .where(F.resolved_at.is_(None), *in_period(period))
-        # Unacknowledged first: those still need someone; then oldest first.
-        .order_by(F.acknowledged_at.is_not(None), F.opened_at, F.id)
-        .limit(limit)
+    return open_findings(
+        session,
+        Subject.TRANSFER,
+        amount=counted_amount(),
+        where=in_period(period),
+        # Which source differs decides the advice for amount and fee findings.
+        extra=FIGURE_COLUMNS,
+        advice=lambda row: what_to_do(row.kind, Figures.of(row, row.detail)),
+        limit=limit,
     )
-    return [
-        OpenFinding(
-            id=row[0],
-            kind=row[1],
-            detail=row[2],
-            reference=row[3],
-            provider_reference=row[4],
-            status=row[5],
-            amount=as_int(row[6]),
-            opened_at=row[7],
-            acknowledged_at=row[8],
-            ack_note=row[9],
-            what_to_do=what_to_do(row.kind, Figures.of(row, row.detail)),
-        )
-        for row in session.execute(statement)
-    ]
 
 
 def _stale_conditions(period: Period, cutoff: dt.datetime) -> list[Any]:
@@ -264,11 +237,13 @@ def _open_stale_findings(
 ) -> dict[int, tuple[int, bool]]:
     """transfer id → (its open stale_pending finding's id, acknowledged?) for `transfer_ids`;
     with `every` (the whole list is wanted) all open stale_pending findings in one query."""
-    statement = select(F.transfer_id, F.id, F.acknowledged_at).where(
-        F.kind == FindingKind.STALE_PENDING.value, F.resolved_at.is_(None)
+    statement = select(F.subject_id, F.id, F.acknowledged_at).where(
+        F.subject == Subject.TRANSFER.value,
+        F.kind == FindingKind.STALE_PENDING.value,
+        F.resolved_at.is_(None),
     )
     if not every:
-        statement = statement.where(F.transfer_id.in_(transfer_ids))
+        statement = statement.where(F.subject_id.in_(transfer_ids))
     return {
         transfer_id: (finding_id, acknowledged_at is not None)
         for transfer_id, finding_id, acknowledged_at in session.execute(statement)

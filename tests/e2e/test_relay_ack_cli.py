@@ -8,6 +8,7 @@ from sqlalchemy import select
 
 from ledger.db import create_db_engine, read_session, write_session
 from ledger.events import payloads
+from ledger.events.types import Subject
 from ledger.findings import raise_finding
 from ledger.models import Finding
 from ledger.queries import ExpectedTransfer, register_expected
@@ -29,7 +30,8 @@ def test_findings_ack_writes_finding_acknowledged(database_url: str) -> None:
             assert transfer.id is not None
             finding = raise_finding(
                 session,
-                transfer_id=transfer.id,
+                subject=Subject.TRANSFER,
+                subject_id=transfer.id,
                 kind=FindingKind.STALE_PENDING,
                 detail="pending for 3 days",
                 now=utcnow(),

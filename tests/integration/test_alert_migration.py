@@ -49,7 +49,7 @@ def test_upgrade_to_0009_keeps_alerts_and_sends_no_old_resolved_notice(
             {"t": stamp},
         )
     old.dispose()
-    upgrade(database_url)
+    upgrade(database_url, revision="0009")
     assert current(database_url) == "0009"
     with engine.connect() as connection:
         row = connection.execute(

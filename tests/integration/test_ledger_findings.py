@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import Engine, func, select
 
 from ledger.db import read_session, write_session
+from ledger.events.types import Subject
 from ledger.findings import acknowledge_finding, raise_finding, resolve_finding
 from ledger.models import Finding
 from ledger.queries import ExpectedTransfer, register_expected
@@ -21,14 +22,16 @@ def test_a_finding_is_raised_once_and_reopened_after_resolution(engine: Engine) 
         assert created
         first = raise_finding(
             session,
-            transfer_id=transfer.id or 0,
+            subject=Subject.TRANSFER,
+            subject_id=transfer.id or 0,
             kind=FindingKind.FEE_MISMATCH,
             detail="a",
             now=now,
         )
         second = raise_finding(
             session,
-            transfer_id=transfer.id or 0,
+            subject=Subject.TRANSFER,
+            subject_id=transfer.id or 0,
             kind=FindingKind.FEE_MISMATCH,
             detail="b",
             now=now,
@@ -36,11 +39,16 @@ def test_a_finding_is_raised_once_and_reopened_after_resolution(engine: Engine) 
         assert first is not None
         assert second is None
         assert resolve_finding(
-            session, transfer_id=transfer.id or 0, kind=FindingKind.FEE_MISMATCH, now=now
+            session,
+            subject=Subject.TRANSFER,
+            subject_id=transfer.id or 0,
+            kind=FindingKind.FEE_MISMATCH,
+            now=now,
         )
         again = raise_finding(
             session,
-            transfer_id=transfer.id or 0,
+            subject=Subject.TRANSFER,
+            subject_id=transfer.id or 0,
             kind=FindingKind.FEE_MISMATCH,
             detail="c",
             now=now,
@@ -57,13 +65,29 @@ def test_a_finding_that_recurs_after_acknowledgement_is_unacknowledged(engine: E
         transfer, _ = register_expected(session, ExpectedTransfer("ref-2", 5, None), now=now)
         tid = transfer.id or 0
         finding = raise_finding(
-            session, transfer_id=tid, kind=FindingKind.STALE_PENDING, detail="old", now=now
+            session,
+            subject=Subject.TRANSFER,
+            subject_id=tid,
+            kind=FindingKind.STALE_PENDING,
+            detail="old",
+            now=now,
         )
         assert finding is not None and finding.id is not None
         acknowledge_finding(session, finding_id=finding.id, note="known", now=now)
-        resolve_finding(session, transfer_id=tid, kind=FindingKind.STALE_PENDING, now=now)
+        resolve_finding(
+            session,
+            subject=Subject.TRANSFER,
+            subject_id=tid,
+            kind=FindingKind.STALE_PENDING,
+            now=now,
+        )
         again = raise_finding(
-            session, transfer_id=tid, kind=FindingKind.STALE_PENDING, detail="new", now=now
+            session,
+            subject=Subject.TRANSFER,
+            subject_id=tid,
+            kind=FindingKind.STALE_PENDING,
+            detail="new",
+            now=now,
         )
     assert again is not None
     assert again.acknowledged_at is None and again.ack_note is None

@@ -15,6 +15,7 @@ from sqlalchemy.exc import DBAPIError
 from ledger.audit import AuditAction, record
 from ledger.db import write_session
 from ledger.events.findings import raise_finding
+from ledger.events.types import Subject
 from ledger.types import FindingKind, utcnow
 from payrecon.actor import cli_actor
 from payrecon.cli import cli
@@ -87,7 +88,12 @@ def test_acknowledging_on_the_reports_page_and_the_cli_is_audited(
         ids = []
         for kind in (FindingKind.STALE_PENDING, FindingKind.FEE_MISMATCH):
             finding = raise_finding(
-                session, transfer_id=transfer_id, kind=kind, detail="d", now=utcnow()
+                session,
+                subject=Subject.TRANSFER,
+                subject_id=transfer_id,
+                kind=kind,
+                detail="d",
+                now=utcnow(),
             )
             assert finding is not None
             ids.append(finding.id)

@@ -10,6 +10,7 @@ from sqlalchemy import Engine, select
 
 from ledger.db import read_session, write_session
 from ledger.events.findings import raise_finding
+from ledger.events.types import Subject
 from ledger.findings import MAX_NOTE_CHARS
 from ledger.models import Collection, RelayEvent
 from ledger.types import FindingKind
@@ -170,7 +171,8 @@ def test_a_finding_has_one_shape_in_records_and_the_queue(
         row = session.execute(select(Collection).where(Collection.reference == "SHAPE-C"))  # type: ignore[arg-type]
         opened = raise_finding(
             session,
-            collection_id=row.scalar_one().id,
+            subject=Subject.COLLECTION,
+            subject_id=row.scalar_one().id,
             kind=FindingKind.UNDERPAID,
             detail="expected 5000 kobo; paid 10 kobo",
             now=T0,

@@ -10,6 +10,7 @@ from sqlalchemy import Engine
 
 from ledger.db import write_session
 from ledger.events.findings import raise_finding
+from ledger.events.types import Subject
 from ledger.queries import ExpectedTransfer, register_expected
 from ledger.types import FindingKind
 
@@ -29,7 +30,14 @@ def finding(
 ) -> int:
     """Open a finding on the transfer; its id."""
     with write_session(engine) as session:
-        opened = raise_finding(session, transfer_id=transfer_id, kind=kind, detail=detail, now=T0)
+        opened = raise_finding(
+            session,
+            subject=Subject.TRANSFER,
+            subject_id=transfer_id,
+            kind=kind,
+            detail=detail,
+            now=T0,
+        )
         assert opened is not None and opened.id is not None
         return opened.id
 

@@ -108,7 +108,7 @@ def test_prune_drops_only_old_checks_of_settled_transfers(
         deleted = prune_checks(session, keep_days=1, now=T0 + dt.timedelta(days=2, hours=1))
     with read_session(engine) as session:
         left = sorted(
-            (r.transfer_id, r.provider_status)
+            (r.subject_id, r.provider_status)
             for r in session.execute(select(ProviderCheck)).scalars()
         )
     assert deleted == 1

@@ -218,7 +218,8 @@ def test_a_collection_has_its_list_page_timeline_and_queue_entry(
             kind=FindingKind.UNDERPAID,
             detail="paid 100000 of 250000 kobo",
             now=now,
-            collection_id=row.id,
+            subject=Subject.COLLECTION,
+            subject_id=row.id,
             reference=row.reference,
         )
     with start_receiver(admin_token=ADMIN, insecure_cookies=True) as url:

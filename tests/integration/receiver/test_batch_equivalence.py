@@ -88,7 +88,7 @@ def _snapshot(engine: Engine) -> tuple[Any, ...]:
             for e in session.execute(select(WebhookEvent)).scalars()
         }
         findings = sorted(
-            (reference_of[f.transfer_id], f.kind, f.resolved_at is None)
+            (reference_of[f.subject_id], f.kind, f.resolved_at is None)
             for f in session.execute(select(Finding)).scalars()
         )
         deliveries = [

@@ -101,7 +101,8 @@ def open_findings(engine: Engine) -> set[tuple[str, str]]:
     with write_session(engine) as session:
         rows = session.execute(
             select(Transfer.reference, Finding.kind)
-            .join(Transfer, Transfer.id == Finding.transfer_id)  # type: ignore[arg-type]
+            .join(Transfer, Transfer.id == Finding.subject_id)  # type: ignore[arg-type]
+            .where(Finding.subject == "transfer")  # type: ignore[arg-type]
             .where(Finding.resolved_at.is_(None))  # type: ignore[union-attr]
         ).all()
     return {(r[0], r[1]) for r in rows}

@@ -33,7 +33,8 @@ def collection_findings(engine: Engine) -> set[tuple[str, str]]:
     with read_session(engine) as session:
         rows = session.execute(
             select(Collection.reference, Finding.kind)
-            .join(Collection, Collection.id == Finding.collection_id)  # type: ignore[arg-type]
+            .join(Collection, Collection.id == Finding.subject_id)  # type: ignore[arg-type]
+            .where(Finding.subject == "collection")  # type: ignore[arg-type]
             .where(Finding.resolved_at.is_(None))  # type: ignore[union-attr]
         ).all()
     return {(r[0], r[1]) for r in rows}

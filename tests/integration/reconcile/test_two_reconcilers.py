@@ -104,7 +104,9 @@ def test_two_reconcilers_raise_and_alert_each_finding_once(postgres_url: str) ->
     assert all("reconcile_pass" in err for err in stderrs)  # both really worked
     with read_session(engine) as session:
         findings = session.execute(
-            select(Finding, Transfer).join(Transfer, Transfer.id == Finding.transfer_id)
+            select(Finding, Transfer)
+            .join(Transfer, Transfer.id == Finding.subject_id)
+            .where(Finding.subject == "transfer")
         ).all()  # type: ignore[arg-type]
         per_finding = dict(
             session.execute(select(Alert.finding_id, func.count()).group_by(Alert.finding_id)).all()

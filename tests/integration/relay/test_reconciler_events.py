@@ -24,7 +24,7 @@ from provider import errors as perr
 from provider.errors import ProviderError
 from provider.models import Transaction
 from receiver.apply import apply_delivery
-from reconcile import poller
+from reconcile.books import recorder
 from reconcile.poller import run_pass
 from tests.integration.payments.test_payouts import FakeClient
 from tests.integration.reconcile.helpers import FakeLookup
@@ -111,7 +111,7 @@ def test_a_failure_before_the_reconcilers_commit_leaves_neither_change_nor_event
     def failpoint(*args: object, **kwargs: object) -> None:
         raise RuntimeError("failpoint after the ledger change")
 
-    monkeypatch.setattr(poller, "raise_finding", failpoint)
+    monkeypatch.setattr(recorder, "raise_finding", failpoint)
     with pytest.raises(RuntimeError, match="failpoint"):
         _pass(engine, {"R3": _answer("R3", 100_100)}, T0 + dt.timedelta(seconds=1))
     with read_session(engine) as session:

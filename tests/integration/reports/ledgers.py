@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import Engine, insert
 
 from ledger.db import write_session
+from ledger.events.types import Subject
 from ledger.models import Finding, Transfer
 
 UTC = dt.UTC
@@ -117,7 +118,8 @@ def insert_ledger(engine: Engine, specs: list[Spec]) -> dict[str, int]:
             for kind, state in spec.findings:
                 session.add(
                     Finding(
-                        transfer_id=transfer.id,
+                        subject=Subject.TRANSFER,
+                        subject_id=transfer.id,
                         kind=kind,
                         detail=f"{kind} on {spec.reference}",
                         opened_at=opened,

@@ -52,7 +52,8 @@ def _insert_open_findings(engine: Engine, count: int) -> dt.datetime:
                 insert(findings),
                 [
                     {
-                        "transfer_id": transfer_id,
+                        "subject": "transfer",
+                        "subject_id": transfer_id,
                         "kind": "stale_pending",
                         "detail": "pending for 86400 s (limit 1800 s)",
                         "opened_at": created,

@@ -68,7 +68,8 @@ def _ledger(engine: Engine) -> None:
             insert(Finding),
             [
                 {
-                    "collection_id": 2,
+                    "subject": "collection",
+                    "subject_id": 2,
                     "kind": "overpaid",
                     "detail": "expected 1000000 kobo; paid 1200000 kobo",
                     "opened_at": START,

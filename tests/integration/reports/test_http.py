@@ -38,7 +38,7 @@ def _ledger(engine: Engine) -> int:
     )
     with read_session(engine) as session:
         return session.execute(
-            select(Finding.id).where(Finding.transfer_id == ids["h1"])  # type: ignore[arg-type]
+            select(Finding.id).where(Finding.subject_id == ids["h1"])  # type: ignore[arg-type]
         ).scalar_one()
 
 

@@ -13,10 +13,10 @@ from receiver.errors import (
     ReceiverError,
     UnauthenticatedError,
 )
-from receiver.fastpath import NOT_ALLOWED, NOT_FOUND, SUCCESS, Answer, error_answer
+from receiver.fastpath import NOT_ALLOWED, NOT_FOUND, SUCCESS, PreparedResponse, error_answer
 
 
-def _same(answer: Answer, response: JSONResponse) -> None:
+def _same(answer: PreparedResponse, response: JSONResponse) -> None:
     assert answer.status == response.status_code
     assert answer.body == response.body
     assert list(answer.headers) == response.raw_headers

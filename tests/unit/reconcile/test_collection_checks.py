@@ -9,7 +9,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ledger.types import FindingKind, Initiation, TransferStatus
-from reconcile.checks import Answer, Found, NotFound, Transient, Uninterpretable
+from reconcile.checks import Found, LookupAnswer, NotFound, Transient, Uninterpretable
 from reconcile.collection_checks import (
     COLLECTION_KINDS,
     CollectionPolicy,
@@ -50,7 +50,7 @@ def paid(
 
 
 def kinds(
-    answer: Answer, now: dt.datetime = T0 + dt.timedelta(seconds=60), **changes: object
+    answer: LookupAnswer, now: dt.datetime = T0 + dt.timedelta(seconds=60), **changes: object
 ) -> set[FindingKind]:
     return set(evaluate_collection(view(**changes), answer, POLICY, now).open)
 
@@ -110,7 +110,7 @@ def _stale_expected(v: CollectionView, status: TransferStatus, now: dt.datetime)
     return status is P and now >= LAST_CHECK and v.not_found_count < POLICY.not_found_limit
 
 
-def _oracle(v: CollectionView, answer: Answer, now: dt.datetime) -> set[FindingKind] | None:
+def _oracle(v: CollectionView, answer: LookupAnswer, now: dt.datetime) -> set[FindingKind] | None:
     """The kinds that must be open, stated from the definitions (None: not a Found answer)."""
     if not isinstance(answer, Found):
         return None
@@ -188,7 +188,7 @@ _answers = (
     final_check_done=st.booleans(),
 )
 def test_findings_open_exactly_when_their_condition_holds(
-    answer: Answer,
+    answer: LookupAnswer,
     now: dt.datetime,
     not_found: int,
     confirmed_status: TransferStatus | None,
