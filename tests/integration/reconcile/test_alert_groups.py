@@ -61,7 +61,8 @@ def _findings(engine: Engine, count: int, kinds: tuple[str, ...] = KINDS, start:
             insert(Finding),
             [
                 {
-                    "transfer_id": ids[t["reference"]],
+                    "subject": "transfer",
+                    "subject_id": ids[t["reference"]],
                     "kind": kinds[n % len(kinds)],
                     "detail": "provider amount 10100 kobo, expected 10000 kobo",
                     "opened_at": T0,
