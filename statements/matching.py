@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from statements.expected import (
@@ -114,10 +114,13 @@ class ReferenceIndex:
                 if reference:
                     self._by_key[reference_key(reference)].add(subject.ref)
 
-    def named_by(self, line: StatementLine) -> set[SubjectRef]:
+    def named_by(self, line: StatementLine, tokens: set[str] | None = None) -> set[SubjectRef]:
         """The subjects the line names by its longest reference found (more than one: the
-        line is ambiguous; none: it names no subject)."""
-        hits = [t for t in reference_tokens(line.reference, line.narration) if t in self._by_key]
+        line is ambiguous; none: it names no subject); `tokens` are the line's
+        `reference_tokens` when the caller has them already."""
+        if tokens is None:
+            tokens = reference_tokens(line.reference, line.narration)
+        hits = [t for t in tokens if t in self._by_key]
         if not hits:
             return set()
         longest = max(map(len, hits))
@@ -224,8 +227,10 @@ def match_lines(
     subjects: Iterable[Subject],
     *,
     window: dt.timedelta = DEFAULT_DATE_WINDOW,
+    tokens: Mapping[int, set[str]] | None = None,
 ) -> Matching:
-    """Decide every line of `lines` (see the module's docstring).
+    """Decide every line of `lines` (see the module's docstring); `tokens` may give lines'
+    `reference_tokens` by line id, already cut by the caller.
 
     `lines` are the lines to consider — unmatched and suggested ones, of any account — and
     the matched lines of the subjects they may belong to (so a movement already on the
@@ -267,7 +272,11 @@ def match_lines(
     naming: dict[SubjectRef, list[StatementLine]] = defaultdict(list)
     unnamed: list[StatementLine] = []
     for line in open_lines:
-        named = index.named_by(line) if line.account_kind is AccountKind.WALLET else set()
+        named = (
+            index.named_by(line, None if tokens is None else tokens.get(line.id))
+            if line.account_kind is AccountKind.WALLET
+            else set()
+        )
         if len(named) == 1:
             naming[named.pop()].append(line)
         elif named:

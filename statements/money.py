@@ -51,6 +51,25 @@ def kobo_from_naira(text: str) -> int:
     return _kobo(text, match["int"].replace(",", ""), match["frac"] or "", negative)
 
 
+def plain_naira(text: str) -> int | None:
+    """Kobo from the plain naira text most lines hold — ASCII digits, commas as thousands
+    separators in their places, at most two decimals, no sign (`"1,250.50"` → 125050) — read
+    without a regular expression; None for any other text, which `kobo_from_naira` reads
+    (or refuses, with its reason). Where both read a text they agree."""
+    whole, dot, fraction = text.partition(".")
+    if dot and not (0 < len(fraction) <= 2 and fraction.isascii() and fraction.isdigit()):
+        return None
+    digits = whole.replace(",", "") if "," in whole else whole
+    # 18 digits are always within MAX_KOBO as kobo; longer ones take the full reading.
+    if not (0 < len(digits) <= 16 and digits.isascii() and digits.isdigit()):
+        return None
+    if len(digits) != len(whole):
+        head, *groups = whole.split(",")
+        if not 1 <= len(head) <= 3 or any(len(group) != 3 for group in groups):
+            return None
+    return int(digits) * 100 + (int(fraction) * (10 if len(fraction) == 1 else 1) if dot else 0)
+
+
 def kobo_from_kobo_text(text: str) -> int:
     """Signed kobo from kobo text: ASCII digits with an optional leading `-`."""
     body, negative = _sign(text.strip())

@@ -8,11 +8,12 @@ import datetime as dt
 import functools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from statements.errors import FieldValueError, StatementFormatError
 from statements.lines import Direction, InvalidLine, ParsedLine
 from statements.mapping import Mapping
-from statements.money import kobo_from_cell, shown
+from statements.money import Amounts, kobo_from_cell, plain_naira, shown
 
 # A cell as the formats give it: text from CSV; text, a number, a date or None from XLSX.
 Cell = object
@@ -53,15 +54,101 @@ def read_rows(
         )
     stop_at = {text.casefold() for text in mapping.stop_at}
     skip_with = {text.casefold() for text in mapping.skip_rows_with}
+    quick = _Quick.of(positions, mapping)
     for number, cells in iterator:
-        texts = {_text(cell).casefold() for cell in cells} - {""}
-        if not texts:
-            continue
-        if texts & stop_at:
-            return
-        if texts & skip_with:
-            continue
-        yield _line(number, cells, positions, mapping)
+        if stop_at or skip_with or quick is None:
+            texts = {_text(cell).casefold() for cell in cells} - {""}
+            if not texts:
+                continue
+            if texts & stop_at:
+                return
+            if texts & skip_with:
+                continue
+        elif not any(_text(cell) for cell in cells):
+            continue  # a blank row
+        line = None if quick is None else quick.line(number, cells)
+        yield line or _line(number, cells, positions, mapping)
+
+
+@dataclass(slots=True)
+class _Quick:
+    """The common row read fast: text cells, a date in the mapping's format, plain naira in
+    separate debit and credit columns. Anything else (a blank date, a sign, a misplaced
+    comma, a number cell, an error) is left to `_line`, which reads every row and words
+    every error, so the two never disagree on a row both read."""
+
+    date: int
+    value_date: int | None
+    debit: int
+    credit: int
+    balance: int | None
+    reference: int | None
+    narration: int
+    date_format: str
+    width: int
+    days: dict[str, dt.date]
+
+    @classmethod
+    def of(cls, positions: _Positions, mapping: Mapping) -> _Quick | None:
+        at = positions.by_key
+        if mapping.amounts is not Amounts.NAIRA or "debit" not in at or "credit" not in at:
+            return None
+        return cls(
+            date=at["date"],
+            value_date=at.get("value_date"),
+            debit=at["debit"],
+            credit=at["credit"],
+            balance=at.get("balance"),
+            reference=at.get("reference"),
+            narration=at["narration"],
+            date_format=mapping.date_format,
+            width=max(at.values()) + 1,
+            days={},
+        )
+
+    def day(self, text: str) -> dt.date | None:
+        day = self.days.get(text)
+        if day is None:
+            try:
+                day = _strptime(text, self.date_format)
+            except ValueError:
+                return None
+            if len(self.days) < 4096:  # a statement repeats a few hundred dates
+                self.days[text] = day
+        return day
+
+    def line(self, number: int, cells: Sequence[Cell]) -> ParsedLine | None:
+        """The row's line, or None when `_line` must read it."""
+        if len(cells) < self.width or not all(type(cell) is str for cell in cells):
+            return None
+        texts = cast("Sequence[str]", cells)
+        date_text = texts[self.date].strip()
+        date = self.day(date_text) if date_text else None
+        value_date = None
+        if self.value_date is not None and (value_text := texts[self.value_date].strip()):
+            value_date = self.day(value_text)
+            if value_date is None:
+                return None
+        debit_text, credit_text = texts[self.debit].strip(), texts[self.credit].strip()
+        debit = plain_naira(debit_text) if debit_text else 0
+        credit = plain_naira(credit_text) if credit_text else 0
+        if date is None or debit is None or credit is None or bool(debit) == bool(credit):
+            return None
+        balance = None
+        if self.balance is not None and (balance_text := texts[self.balance].strip()):
+            balance = plain_naira(balance_text)
+            if balance is None:
+                return None
+        return ParsedLine(
+            number=number,
+            date=date,
+            value_date=value_date,
+            amount=debit or credit,
+            direction=Direction.DEBIT if debit else Direction.CREDIT,
+            balance=balance,
+            reference="" if self.reference is None else texts[self.reference].strip(),
+            narration=texts[self.narration].strip(),
+        )
 
 
 def _header(number: int, cells: Sequence[Cell], mapping: Mapping) -> _Positions:

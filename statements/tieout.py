@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from statements.expected import Movement, expected_movements
@@ -267,6 +267,62 @@ def chain_gaps(opening: int, closing: int, lines: Iterable[StatementLine]) -> li
     return gaps
 
 
+@dataclass(frozen=True, slots=True)
+class SubjectTie:
+    """One subject's share of a tie-out: what the ledger says it moved in the period, and
+    its movements missing from the statement or mismatched there."""
+
+    ledger: int
+    missing: tuple[Movement, ...]
+    mismatches: tuple[MovementMismatch, ...]
+
+
+def tie_subject(
+    ref: SubjectRef,
+    subject: Subject | None,
+    matched: Sequence[StatementLine],
+    since: dt.date,
+    until: dt.date,
+) -> SubjectTie:
+    """Tie out one subject over [since, until]: `matched` are the account's lines matched to
+    it (in statement order) that the tie-out sees. A movement counts in the period its
+    matched line falls in, one no line shows yet on the ledger's date."""
+
+    def in_range(day: dt.date) -> bool:
+        return since <= day <= until
+
+    ledger = 0
+    missing: list[Movement] = []
+    mismatches: list[MovementMismatch] = []
+    taken = {line.match.role for line in matched if line.match and line.match.role}
+    movements = [] if subject is None else expected_movements(subject, taken)
+    roles = {movement.role for movement in movements}
+    for movement in movements:
+        shown = [line for line in matched if line.match and line.match.role is movement.role]
+        day = min((line.date for line in shown), default=movement.date)
+        expected = movement.signed_amount if in_range(day) else 0
+        ledger += expected
+        shown_in = [line for line in shown if in_range(line.date)]
+        statement = sum(line.signed_amount for line in shown_in)
+        if statement == expected:
+            continue
+        if shown:
+            ids = tuple(line.id for line in shown_in)
+            mismatches.append(MovementMismatch(ref, movement.role, ids, statement, expected))
+        else:
+            missing.append(movement)
+    stray = [
+        line
+        for line in matched
+        if in_range(line.date) and (line.match is None or line.match.role not in roles)
+    ]
+    if stray:
+        amount = sum(line.signed_amount for line in stray)
+        ids = tuple(line.id for line in stray)
+        mismatches.append(MovementMismatch(ref, None, ids, amount, 0))
+    return SubjectTie(ledger, tuple(missing), tuple(mismatches))
+
+
 def tie_out(
     *,
     account: str,
@@ -309,43 +365,16 @@ def tie_out(
         else:
             unmatched.append(line)  # (a line "matched" to nothing is as good as unmatched)
 
-    def in_range(day: dt.date) -> bool:
-        return since <= day <= until
-
     missing: list[Movement] = []
     mismatches: list[MovementMismatch] = []
     known: dict[SubjectRef, Subject] = {}
     for fact in subjects:
         known.setdefault(fact.ref, fact)
     for ref in sorted(set(known) | set(by_subject), key=lambda r: (r.kind, r.reference)):
-        matched = by_subject.get(ref, [])
-        subject = known.get(ref)
-        taken = {line.match.role for line in matched if line.match and line.match.role}
-        movements = [] if subject is None else expected_movements(subject, taken)
-        roles = {movement.role for movement in movements}
-        for movement in movements:
-            shown = [line for line in matched if line.match and line.match.role is movement.role]
-            day = min((line.date for line in shown), default=movement.date)
-            expected = movement.signed_amount if in_range(day) else 0
-            ledger += expected
-            shown_in = [line for line in shown if in_range(line.date)]
-            statement = sum(line.signed_amount for line in shown_in)
-            if statement == expected:
-                continue
-            if shown:
-                ids = tuple(line.id for line in shown_in)
-                mismatches.append(MovementMismatch(ref, movement.role, ids, statement, expected))
-            else:
-                missing.append(movement)
-        stray = [
-            line
-            for line in matched
-            if in_range(line.date) and (line.match is None or line.match.role not in roles)
-        ]
-        if stray:
-            amount = sum(line.signed_amount for line in stray)
-            ids = tuple(line.id for line in stray)
-            mismatches.append(MovementMismatch(ref, None, ids, amount, 0))
+        tied = tie_subject(ref, known.get(ref), by_subject.get(ref, []), since, until)
+        ledger += tied.ledger
+        missing += tied.missing
+        mismatches += tied.mismatches
     as_unmatched = {line.id for line in unmatched}
     matched_in = [
         line

@@ -33,6 +33,8 @@ _PART = re.compile(r"[^\W_]+")  # letters and digits, any script
 def reference_key(reference: str) -> str:
     """The form a reference is looked up by: upper-cased, without the separators around
     it (a reference with whitespace inside can never be found in a line)."""
+    if reference[:1].isalnum() and reference[-1:].isalnum():
+        return reference.upper()  # nothing around it to take off (most references)
     return re.sub(r"^[\W_]+|[\W_]+$", "", reference).upper()
 
 
@@ -42,6 +44,12 @@ def reference_tokens(*texts: str) -> set[str]:
     tokens: set[str] = set()
     for text in texts:
         for run in text[:MAX_TEXT].split():
+            if run.isalnum():
+                # One run of letters and digits (most words): itself, if of a reference's
+                # length (isalnum is exactly the characters `_PART` matches).
+                if MIN_REFERENCE_LENGTH <= len(run) <= MAX_REFERENCE_LENGTH:
+                    tokens.add(run.upper())
+                continue
             parts = [(m.start(), m.end()) for m in _PART.finditer(run)]
             for i, (start, _) in enumerate(parts):
                 for _, end in parts[i : i + MAX_PARTS]:

@@ -241,6 +241,7 @@ class _Run:
         self.id_ranges: list[tuple[int, int]] = []
         self.new_dates: tuple[dt.date, dt.date] | None = None
         self.matched_at = self.bulk.time(now)  # every line the import matches, as stored
+        self.kind = AccountKind(account.kind)
 
     def lines(self, items: Iterator[ParsedLine | InvalidLine]) -> Iterator[ParsedLine]:
         """The valid lines of the file, each stored (in batches) as it passes on to the
@@ -342,7 +343,7 @@ class _Run:
         return LineFact(
             id=line_id,
             account=self.account.name,
-            account_kind=AccountKind(self.account.kind),
+            account_kind=self.kind,
             date=line.date,
             amount=line.amount,
             direction=line.direction,
@@ -379,7 +380,7 @@ class _Run:
             values["other_line_id"],
             values["role"],
             values["matched_by"],
-            self.bulk.time(values["matched_at"]),
+            None if values["matched_at"] is None else self.matched_at,
             False,
             0,
         ]

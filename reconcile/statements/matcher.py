@@ -91,7 +91,9 @@ def consider(
     if missing_transfers or missing_collections:
         subjects.merge(subjects_by_ids(session, missing_transfers, missing_collections))
     context = [line_fact(row, accounts, subjects) for row in context_rows]
-    matching = match_lines([*lines, *context], subjects.facts.values(), window=window)
+    matching = match_lines(
+        [*lines, *context], subjects.facts.values(), window=window, tokens=tokens
+    )
     considered = Considered(matching, subjects, context)
     context_ids = {line.id for line in context} | (given if stored else set())
     considered.stored = {d.line: d for d in matching.decisions if d.line in context_ids}

@@ -1,38 +1,36 @@
 """The period tie-out read from the ledger, and `period close` (PRODUCT.md "Period tie-out";
-docs/statements.md "Closing a period"): the account's lines of the period in statement order,
-the transfers and collections of the period and those its lines are matched to, and the
-statement's balances around it, handed to the pure `statements.tieout.tie_out`."""
+docs/statements.md "Closing a period"): the period's sums from the database
+(`reconcile.statements.periodsums`), and its exceptions — unmatched and suggested lines, and
+the subjects whose lines do not show what the ledger expects — tied out by the pure
+`statements.tieout`."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Date, bindparam, select, text
 from sqlmodel import Session, col
 
-from ledger.models import Collection, PeriodLock, StatementLine, Transfer
+from ledger.models import PeriodLock, StatementLine
 from ledger.statement_lines import find_account
-from reconcile.reports.period import lagos_midnight_utc
 from reconcile.statements.errors import AccountError
 from reconcile.statements.facts import (
-    COLLECTION_COLUMNS,
     LINE_COLUMNS,
-    TRANSFER_COLUMNS,
     Subjects,
-    collection_subject,
     line_fact,
     load_accounts,
     subjects_by_ids,
-    transfer_subject,
 )
-from statements.facts import AccountKind, SubjectKind
-from statements.tieout import TieOut, tie_out
-
-# A line dated this far outside the period can still show a movement of one of its subjects
-# (a payout made on the 31st and debited on the 1st).
-BOUNDARY = dt.timedelta(days=7)
+from reconcile.statements.periodsums import BOUNDARY, exception_line_sql, period_sums
+from statements.expected import Movement
+from statements.facts import AccountKind, LineState, SubjectKind, SubjectRef
+from statements.facts import StatementLine as LineFact
+from statements.tieout import BalanceGap, MovementMismatch, TieOut, tie_subject
 
 
 @dataclass(frozen=True)
@@ -43,86 +41,124 @@ class Closed:
     lock_id: int | None
 
 
-def _ordered(session: Session, account_id: int, since: dt.date, until: dt.date) -> list[tuple]:  # type: ignore[type-arg]
-    statement = (
-        select(*LINE_COLUMNS)
-        .where(
-            col(StatementLine.account_id) == account_id,
-            col(StatementLine.date).between(since, until),
-        )
-        .order_by(
-            col(StatementLine.date),
-            col(StatementLine.import_id),
-            col(StatementLine.position),
-        )
-    )
-    return [tuple(row) for row in session.execute(statement)]
+# Ids per statement: SQLite takes at most 32,766 parameters.
+_CHUNK = 10_000
 
 
-def _period_subjects(session: Session, since: dt.date, until: dt.date) -> Subjects:
-    """The transfers and collections dated in the period (Lagos days)."""
-    start, end = lagos_midnight_utc(since), lagos_midnight_utc(until + dt.timedelta(days=1))
+def _chunks(ids: list[int]) -> Iterator[list[int]]:
+    for start in range(0, len(ids), _CHUNK):
+        yield ids[start : start + _CHUNK]
+
+
+def _subjects(session: Session, keys: Iterable[tuple[str, int]]) -> Subjects:
+    transfers = sorted({row_id for kind, row_id in keys if kind == SubjectKind.TRANSFER})
+    collections = sorted({row_id for kind, row_id in keys if kind == SubjectKind.COLLECTION})
     subjects = Subjects()
-    for row in session.execute(
-        select(*TRANSFER_COLUMNS).where(
-            col(Transfer.created_at) >= start, col(Transfer.created_at) < end
-        )
-    ):
-        subjects.add(SubjectKind.TRANSFER, row[0], transfer_subject(row))
-    # A collection is dated the day it was paid: one paid in the period was created before.
-    for row in session.execute(
-        select(*COLLECTION_COLUMNS).where(
-            col(Collection.created_at) >= start - dt.timedelta(days=60),
-            col(Collection.created_at) < end,
-        )
-    ):
-        subject = collection_subject(row)
-        if since <= subject.date <= until:
-            subjects.add(SubjectKind.COLLECTION, row[0], subject)
+    for chunk in _chunks(transfers):
+        subjects.merge(subjects_by_ids(session, chunk, ()))
+    for chunk in _chunks(collections):
+        subjects.merge(subjects_by_ids(session, (), chunk))
     return subjects
 
 
+def _matched_rows(
+    session: Session, account_id: int, keys: list[tuple[str, int]], since: dt.date, until: dt.date
+) -> list[tuple[Any, ...]]:
+    """The account's matched lines dated in [since, until] of the subjects `keys`."""
+    rows: list[tuple[Any, ...]] = []
+    for kind, column in (
+        (SubjectKind.TRANSFER, StatementLine.transfer_id),
+        (SubjectKind.COLLECTION, StatementLine.collection_id),
+    ):
+        ids = sorted({row_id for k, row_id in keys if k == kind})
+        for chunk in _chunks(ids):
+            statement = (
+                select(*LINE_COLUMNS)
+                .where(
+                    col(StatementLine.account_id) == account_id,
+                    col(StatementLine.state) == "matched",
+                    col(column).in_(chunk),
+                    col(StatementLine.date).between(since, until),
+                )
+                .order_by(
+                    col(StatementLine.date),
+                    col(StatementLine.import_id),
+                    col(StatementLine.position),
+                )
+            )
+            rows += [tuple(row) for row in session.execute(statement)]
+    return rows
+
+
 def period_tie_out(session: Session, account: str, since: dt.date, until: dt.date) -> TieOut:
-    """Tie out `account` over [since, until]; AccountError when there is no such account."""
+    """Tie out `account` over [since, until]; AccountError when there is no such account.
+
+    The figures are summed in the database (`reconcile.statements.periodsums`); the lines and
+    subjects that explain a residual are read and tied out by the pure
+    `statements.tieout.tie_subject`, so the result is `statements.tieout.tie_out`'s over
+    every line and subject of the period."""
     found = find_account(session, account)
     if found is None or found.id is None:
         raise AccountError(f"no statement account {account!r}: import a statement first")
     accounts = load_accounts(session)
-    rows = _ordered(session, found.id, since, until)
     wallet = accounts.kinds[found.id] is AccountKind.WALLET
-    subjects = _period_subjects(session, since, until) if wallet else Subjects()
-    # Lines just outside the period matched to the period's subjects say when they moved.
-    near = _ordered(session, found.id, since - BOUNDARY, since - dt.timedelta(days=1))
-    near += _ordered(session, found.id, until + dt.timedelta(days=1), until + BOUNDARY)
-    transfer_ids = set(subjects.ids_of(SubjectKind.TRANSFER))
-    collection_ids = set(subjects.ids_of(SubjectKind.COLLECTION))
-    near = [r for r in near if r[8] in transfer_ids or r[9] in collection_ids]
-    missing_t = {r[8] for r in rows if r[8] is not None} - transfer_ids
-    missing_c = {r[9] for r in rows if r[9] is not None} - collection_ids
-    if missing_t or missing_c:
-        subjects.merge(subjects_by_ids(session, missing_t, missing_c))
-    facts = [line_fact(row, accounts, subjects) for row in rows]
-    opening = closing = 0
-    if facts:
-        first, last = facts[0], facts[-1]
-        if first.balance is not None:
-            opening = first.balance - first.signed_amount
-        closing = (
-            last.balance
-            if last.balance is not None
-            else opening + sum(line.signed_amount for line in facts)
+    sums = period_sums(session, found.id, since, until, wallet=wallet)
+    exception_rows = [
+        tuple(row)
+        for row in session.execute(
+            text(exception_line_sql(", ".join(c.name for c in LINE_COLUMNS)))
+            .bindparams(
+                bindparam("account", found.id),
+                bindparam("since", since, type_=Date()),
+                bindparam("until", until, type_=Date()),
+            )
+            .columns(*LINE_COLUMNS)
         )
-    else:
-        before = _last_balance(session, found.id, since)
-        opening = closing = before
-    return tie_out(
+    ]
+    named = [("transfer", r[8]) for r in exception_rows if r[8] is not None]
+    named += [("collection", r[9]) for r in exception_rows if r[9] is not None]
+    subjects = _subjects(session, [*sums.unclean, *sums.referenced, *named])
+    # The lines the pure tie-out sees of each subject: those of the period, and for the
+    # period's own subjects those within BOUNDARY of it (they say when a movement happened).
+    rows = _matched_rows(session, found.id, sums.unclean, since - BOUNDARY, until + BOUNDARY)
+    rows += _matched_rows(session, found.id, sums.referenced, since, until)
+    by_subject: dict[SubjectRef, list[LineFact]] = defaultdict(list)
+    for row in rows:
+        fact = line_fact(row, accounts, subjects)
+        if fact.match is not None and fact.match.subject is not None:
+            by_subject[fact.match.subject].append(fact)
+    ledger = sums.own_movement + sums.subject_lines
+    missing: list[Movement] = []
+    mismatches: list[MovementMismatch] = []
+    one_by_one = {subjects.refs[(SubjectKind(k), i)] for k, i in [*sums.unclean, *sums.referenced]}
+    for ref in sorted(one_by_one, key=lambda r: (r.kind, r.reference)):
+        lines = by_subject.get(ref, [])
+        # Their lines of the period were summed as the ledger's; their tie replaces that.
+        ledger -= sum(line.signed_amount for line in lines if since <= line.date <= until)
+        tied = tie_subject(ref, subjects.facts[ref], lines, since, until)
+        ledger += tied.ledger
+        missing += tied.missing
+        mismatches += tied.mismatches
+    facts = [line_fact(row, accounts, subjects) for row in exception_rows]
+    opening, closing = sums.opening_balance, sums.closing_balance
+    if not sums.lines:
+        opening = closing = _last_balance(session, found.id, since)
+    return TieOut(
         account=account,
         since=since,
         until=until,
         opening_balance=opening,
         closing_balance=closing,
-        lines=[*facts, *(line_fact(row, accounts, subjects) for row in near)],
-        subjects=subjects.facts.values(),
+        credits=sums.credits,
+        debits=sums.debits,
+        ledger_movement=ledger,
+        matched_count=sums.matched_count,
+        matched_amount=sums.matched_amount,
+        suggested_lines=tuple(f for f in facts if f.state is LineState.SUGGESTED),
+        unmatched_lines=tuple(f for f in facts if f.state is not LineState.SUGGESTED),
+        missing_from_statement=tuple(missing),
+        mismatches=tuple(mismatches),
+        balance_gaps=tuple(BalanceGap(*gap) for gap in sums.gaps),
     )
 
 

@@ -1,0 +1,343 @@
+"""The period tie-out computed in the database (PRODUCT.md "Period tie-out";
+docs/statements.md "Closing a period"): sums by state, the balance chain's breaks and the
+subjects whose lines do not show exactly what the ledger expects, each in one query, so a
+month of millions of lines is never loaded. Only the exceptions come back row by row — the
+unmatched and suggested lines, and the subjects the pure `statements.tieout.tie_subject` then
+ties out one by one — which makes the result the pure `statements.tieout.tie_out`'s
+(tests/integration/statements/test_tieout_sql.py checks the two against each other).
+
+A subject is *clean* when every line matched to it that the tie-out sees is dated in the
+period, plays a distinct role, shows exactly the ledger's figure for that role in its
+direction, and the roles are exactly the movements the ledger expects of it
+(`statements.expected.expected_movements`, restated in SQL below): then it explains nothing
+and its share of the ledger's movement is its lines' own sum.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Date, TextClause, bindparam, text
+from sqlmodel import Session
+
+from ledger.types import UTCDateTime
+from reconcile.reports.period import lagos_midnight_utc
+
+# A line dated this far outside the period can still show a movement of one of its subjects
+# (a payout made on the 31st and debited on the 1st).
+BOUNDARY = dt.timedelta(days=7)
+
+_SIGNED = "CASE WHEN direction = 'credit' THEN amount ELSE -amount END"
+_IN_PERIOD = "account_id = :account AND date BETWEEN :since AND :until"
+_TO_SUBJECT = "state = 'matched' AND (transfer_id IS NOT NULL OR collection_id IS NOT NULL)"
+_TO_LINE = (
+    "state = 'matched' AND transfer_id IS NULL AND collection_id IS NULL"
+    " AND other_line_id IS NOT NULL"
+)
+# What `statements.tieout.tie_out` lists as unmatched: unmatched lines, and matched ones that
+# point at nothing.
+_UNMATCHED = (
+    "(state = 'unmatched' OR (state = 'matched' AND transfer_id IS NULL"
+    " AND collection_id IS NULL AND other_line_id IS NULL))"
+)
+_ORDER = "date, import_id, position"
+
+# One ordered pass: the sums, and the balance chain checked between neighbours (each line
+# stating a balance against the previous one's); the breaks are listed only when there are.
+_SUMS = f"""
+SELECT count(*),
+    coalesce(sum(CASE WHEN direction = 'credit' THEN amount ELSE 0 END), 0),
+    coalesce(sum(CASE WHEN direction = 'debit' THEN amount ELSE 0 END), 0),
+    coalesce(sum(CASE WHEN state = 'ignored' OR ({_TO_LINE}) THEN signed ELSE 0 END), 0),
+    coalesce(sum(CASE WHEN {_TO_SUBJECT} THEN signed ELSE 0 END), 0),
+    coalesce(sum(CASE WHEN {_TO_SUBJECT} OR ({_TO_LINE}) THEN 1 ELSE 0 END), 0),
+    coalesce(sum(CASE WHEN {_TO_SUBJECT} OR ({_TO_LINE}) THEN amount ELSE 0 END), 0),
+    count(balance),
+    coalesce(sum(CASE WHEN balance <> previous_balance + signed THEN 1 ELSE 0 END), 0),
+    count(collection_id)
+FROM (
+    SELECT direction, amount, state, transfer_id, collection_id, other_line_id, balance,
+        {_SIGNED} AS signed, lag(balance) OVER (ORDER BY {_ORDER}) AS previous_balance
+    FROM statement_line WHERE {_IN_PERIOD}
+) AS o
+"""  # noqa: S608 (constants only)
+
+# The breaks between neighbours that both state a balance.
+_BREAKS = f"""
+SELECT previous, id, previous_balance + signed, balance FROM (
+    SELECT id, balance, {_SIGNED} AS signed,
+        lag(id) OVER w AS previous, lag(balance) OVER w AS previous_balance
+    FROM statement_line WHERE {_IN_PERIOD}
+    WINDOW w AS (ORDER BY {_ORDER})
+) AS o
+WHERE balance <> previous_balance + signed
+"""  # noqa: S608 (constants only)
+
+_END_LINE = (
+    f"SELECT id, balance, {_SIGNED} FROM statement_line WHERE {_IN_PERIOD}"  # noqa: S608
+    " ORDER BY date {0}, import_id {0}, position {0} LIMIT 1"
+)
+
+# k = balance − (running sum of the movements): constant along an unbroken chain, so each
+# change of k between two lines stating a balance is a break (`statements.tieout.chain_gaps`);
+# the opening balance is k before the first line. The last line stating a balance is returned
+# too, for the closing balance.
+_GAPS = f"""
+WITH o AS (
+    SELECT id, balance,
+        sum({_SIGNED}) OVER w AS run,
+        lag(id) OVER w AS previous,
+        row_number() OVER w AS n
+    FROM statement_line WHERE {_IN_PERIOD}
+    WINDOW w AS (ORDER BY {_ORDER} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+), b AS (
+    SELECT id, previous, balance, run, balance - run AS k,
+        lag(balance - run, 1, CAST(:opening AS BIGINT)) OVER (ORDER BY n) AS prior_k,
+        lead(n) OVER (ORDER BY n) AS later
+    FROM o WHERE balance IS NOT NULL
+)
+SELECT previous, id, prior_k + run, balance, k, CASE WHEN later IS NULL THEN 1 ELSE 0 END
+FROM b
+WHERE k <> prior_k OR later IS NULL
+"""  # noqa: S608 (constants only)
+
+# The period's transfers as the matcher sees them (`reconcile.statements.facts`:
+# transfer_subject): amount, fee charged, status.
+_TRANSFERS = """
+SELECT id,
+    CASE WHEN amount IS NOT NULL THEN amount ELSE coalesce(provider_amount, 0) END AS a,
+    CASE WHEN initiation = 'rejected' THEN 0
+         ELSE coalesce(provider_fee, webhook_fee, fee, 0) END AS f,
+    CASE WHEN status IN ('successful', 'failed', 'reversed') THEN status
+         ELSE 'pending' END AS s
+FROM transfer WHERE created_at >= :start AND created_at < :end
+"""
+# The period's collections (collection_subject): dated the day they were paid.
+_COLLECTIONS = """
+SELECT id,
+    coalesce(amount_paid, amount) - coalesce(provider_fee, fee, 0) AS net,
+    CASE WHEN status IN ('successful', 'failed', 'reversed') THEN status
+         ELSE 'pending' END AS s
+FROM collection
+WHERE created_at >= :collections_since AND created_at < :end
+    AND coalesce(paid_at, confirmed_at, created_at) >= :start
+    AND coalesce(paid_at, confirmed_at, created_at) < :end
+"""
+
+
+def _role_counts(roles: tuple[str, ...]) -> str:
+    return ", ".join(
+        f"sum(CASE WHEN l.role = '{role}' THEN 1 ELSE 0 END) AS {role}" for role in roles
+    )
+
+
+_TRANSFER_ROLES = ("payout", "payout_amount", "payout_fee", "refund", "reversal")
+# A line shows its role's figure in its role's direction (`statements.expected.ledger_figure`).
+_TRANSFER_EXACT = """
+    (l.role = 'payout' AND l.direction = 'debit' AND l.amount = t.a + t.f)
+    OR (l.role = 'payout_amount' AND l.direction = 'debit' AND l.amount = t.a)
+    OR (l.role = 'payout_fee' AND l.direction = 'debit' AND l.amount = t.f)
+    OR (l.role IN ('refund', 'reversal') AND l.direction = 'credit' AND l.amount = t.a)
+"""
+# `expected_movements` for a transfer: nothing while pending, nor for a failed one charged no
+# fee and no line; else the payout in one line, or in two once one of the two is there; a
+# failed transfer's refund, a reversed one's reversal; never a movement of 0 kobo.
+_TRANSFER_CLEAN = """
+    n = n_in AND bad = 0
+    AND CASE WHEN s = 'pending' OR (s = 'failed' AND f <= 0 AND n = 0) THEN n = 0
+        WHEN payout = 0 AND (payout_amount > 0 OR payout_fee > 0) THEN
+            payout_amount = (CASE WHEN a > 0 THEN 1 ELSE 0 END)
+            AND payout_fee = (CASE WHEN f > 0 THEN 1 ELSE 0 END)
+            AND refund = (CASE WHEN s = 'failed' AND a > 0 THEN 1 ELSE 0 END)
+            AND reversal = (CASE WHEN s = 'reversed' AND a > 0 THEN 1 ELSE 0 END)
+        ELSE payout = (CASE WHEN a + f > 0 THEN 1 ELSE 0 END)
+            AND payout_amount = 0 AND payout_fee = 0
+            AND refund = (CASE WHEN s = 'failed' AND a > 0 THEN 1 ELSE 0 END)
+            AND reversal = (CASE WHEN s = 'reversed' AND a > 0 THEN 1 ELSE 0 END)
+    END
+"""
+_COLLECTION_EXACT = "l.role = 'collection_credit' AND l.direction = 'credit' AND l.amount = t.net"
+_COLLECTION_CLEAN = """
+    n = n_in AND bad = 0
+    AND collection_credit = (CASE WHEN s = 'successful' AND net > 0 THEN 1 ELSE 0 END)
+"""
+
+
+def _unclean_sql(subjects: str, column: str, roles: tuple[str, ...], exact: str, clean: str) -> str:
+    # Each of the period's subjects with its lines the tie-out sees, found through the
+    # line's subject index ({index}: SQLite's planner would rather walk the date index).
+    return f"""
+SELECT id FROM (
+    SELECT t.*, count(l.id) AS n,
+        sum(CASE WHEN l.date BETWEEN :since AND :until THEN 1 ELSE 0 END) AS n_in,
+        sum(CASE WHEN l.id IS NOT NULL AND NOT ({exact}) THEN 1 ELSE 0 END) AS bad,
+        {_role_counts(roles)}
+    FROM ({subjects}) AS t
+    LEFT JOIN statement_line l {{index}} ON l.{column} = t.id AND l.account_id = :account
+        AND l.state = 'matched' AND l.date BETWEEN :near_since AND :near_until
+    GROUP BY {", ".join(f"t.{name}" for name in _SUBJECT_COLUMNS[column])}
+) AS j
+WHERE NOT ({clean})
+"""  # noqa: S608 (constants only)
+
+
+_SUBJECT_COLUMNS = {"transfer_id": ("id", "a", "f", "s"), "collection_id": ("id", "net", "s")}
+_UNCLEAN_TRANSFERS = _unclean_sql(
+    _TRANSFERS, "transfer_id", _TRANSFER_ROLES, _TRANSFER_EXACT, _TRANSFER_CLEAN
+)
+_UNCLEAN_COLLECTIONS = _unclean_sql(
+    _COLLECTIONS, "collection_id", ("collection_credit",), _COLLECTION_EXACT, _COLLECTION_CLEAN
+)
+
+# Subjects a line of the period names (matched or suggested) that are not the period's own:
+# the pure tie-out loads them, so they are tied out one by one here too.
+_REFERENCED = """
+SELECT DISTINCT l.{column} FROM statement_line l JOIN {table} t ON t.id = l.{column}
+WHERE l.account_id = :account AND l.date BETWEEN :since AND :until
+    AND l.{column} IS NOT NULL AND NOT ({period})
+"""
+_REFERENCED_TRANSFERS = _REFERENCED.format(
+    column="transfer_id", table="transfer", period="t.created_at >= :start AND t.created_at < :end"
+)
+_REFERENCED_COLLECTIONS = _REFERENCED.format(
+    column="collection_id",
+    table="collection",
+    period=(
+        "t.created_at >= :collections_since AND t.created_at < :end"
+        " AND coalesce(t.paid_at, t.confirmed_at, t.created_at) >= :start"
+        " AND coalesce(t.paid_at, t.confirmed_at, t.created_at) < :end"
+    ),
+)
+
+
+@dataclass(frozen=True)
+class PeriodSums:
+    """The period's figures as the database sums them, and the exceptions to read."""
+
+    lines: int
+    credits: int
+    debits: int
+    own_movement: int  # ignored lines, and lines matched to another line
+    subject_lines: int  # lines matched to a subject
+    matched_count: int
+    matched_amount: int
+    opening_balance: int
+    closing_balance: int
+    # (after_line, line, expected_balance, stated_balance), in statement order
+    gaps: list[tuple[int | None, int | None, int, int]]
+    # (kind, id): the period's own subjects that are not clean
+    unclean: list[tuple[str, int]]
+    # (kind, id): subjects named by a line of the period but not the period's own
+    referenced: list[tuple[str, int]]
+
+
+def _bind(sql: str, values: dict[str, Any]) -> TextClause:
+    types: dict[str, Any] = {"since": Date(), "until": Date()}
+    types |= {"near_since": Date(), "near_until": Date()}
+    types |= {"start": UTCDateTime(), "end": UTCDateTime(), "collections_since": UTCDateTime()}
+    clause = text(sql)
+    used = {name: value for name, value in values.items() if f":{name}" in sql}
+    return clause.bindparams(
+        *(bindparam(name, value, type_=types.get(name)) for name, value in used.items())
+    )
+
+
+def period_sums(
+    session: Session, account_id: int, since: dt.date, until: dt.date, *, wallet: bool
+) -> PeriodSums:
+    """Sum the account's period [since, until] in the database (see the module's
+    docstring); the subjects are the period's only for a wallet."""
+    start, end = lagos_midnight_utc(since), lagos_midnight_utc(until + dt.timedelta(days=1))
+    values: dict[str, Any] = {
+        "account": account_id,
+        "since": since,
+        "until": until,
+        "near_since": since - BOUNDARY,
+        "near_until": until + BOUNDARY,
+        "start": start,
+        "end": end,
+        # A collection is dated the day it was paid: one paid in the period was created
+        # before (`reconcile.statements.period`).
+        "collections_since": start - dt.timedelta(days=60),
+    }
+
+    def run(sql: str, **more: Any) -> list[tuple[Any, ...]]:
+        return [tuple(row) for row in session.execute(_bind(sql, {**values, **more}))]
+
+    sums = [int(value) for value in run(_SUMS)[0]]
+    count, credits, debits, own, to_subjects, matched_count, matched_amount = sums[:7]
+    with_balance, breaks, name_collections = sums[7:]
+    opening = closing = 0
+    gaps: list[tuple[int | None, int | None, int, int]] = []
+    if count:
+        first = run(_END_LINE.format("ASC"))[0]
+        last = run(_END_LINE.format("DESC"))[0]
+        if first[1] is not None:
+            opening = int(first[1]) - int(first[2])
+        total = int(credits) - int(debits)
+        closing = int(last[1]) if last[1] is not None else opening + total
+        running = opening + total  # a statement without balances chains by definition
+        if with_balance == count and breaks:
+            # Every line states a balance: a break is between neighbours.
+            gaps += [(p, i, int(e), int(s)) for p, i, e, s in run(_BREAKS)]
+            running = closing
+        elif 0 < with_balance < count:
+            # Some lines state none: the chain carries on through them (the general walk).
+            for previous, line, expected, stated, k, is_last in run(_GAPS, opening=opening):
+                if int(expected) != int(stated):
+                    gaps.append((previous, line, int(expected), int(stated)))
+                if is_last:
+                    running = int(k) + total
+        elif with_balance == count:
+            running = closing
+        if closing != running:
+            gaps.append((last[0], None, running, closing))
+    unclean: list[tuple[str, int]] = []
+    if wallet:
+        sqlite = session.get_bind().dialect.name == "sqlite"
+        for kind, sql, index in (
+            ("collection", _UNCLEAN_COLLECTIONS, "ix_statement_line_collection"),
+            ("transfer", _UNCLEAN_TRANSFERS, "ix_statement_line_transfer"),
+        ):
+            hint = f"INDEXED BY {index}" if sqlite else ""
+            unclean += [(kind, row[0]) for row in run(sql.format(index=hint))]
+    referenced: list[tuple[str, int]] = []
+    if name_collections:
+        referenced += [("collection", row[0]) for row in run(_REFERENCED_COLLECTIONS)]
+    referenced += [("transfer", row[0]) for row in run(_REFERENCED_TRANSFERS)]
+    if not wallet:
+        # Without the period's subjects, every subject a line names is tied out by hand.
+        referenced = [
+            *[("collection", row[0]) for row in run(_ALL_NAMED.format(column="collection_id"))],
+            *[("transfer", row[0]) for row in run(_ALL_NAMED.format(column="transfer_id"))],
+        ]
+    return PeriodSums(
+        lines=int(count),
+        credits=int(credits),
+        debits=int(debits),
+        own_movement=int(own),
+        subject_lines=int(to_subjects),
+        matched_count=int(matched_count),
+        matched_amount=int(matched_amount),
+        opening_balance=opening,
+        closing_balance=closing,
+        gaps=gaps,
+        unclean=unclean,
+        referenced=referenced,
+    )
+
+
+_ALL_NAMED = (
+    "SELECT DISTINCT {column} FROM statement_line"  # noqa: S608 (constants only)
+    f" WHERE {_IN_PERIOD} AND {{column}} IS NOT NULL"
+)
+
+
+def exception_line_sql(columns: str) -> str:
+    """The unmatched and suggested lines of the period, in statement order."""
+    return (
+        f"SELECT {columns} FROM statement_line WHERE {_IN_PERIOD}"  # noqa: S608
+        f" AND (state = 'suggested' OR {_UNMATCHED}) ORDER BY {_ORDER}"
+    )
