@@ -26,6 +26,7 @@ from ledger.events.findings import raise_finding, resolve_finding
 from ledger.events.outbox import Subscriber, subscribers
 from ledger.findings import open_kinds_by_subject
 from ledger.models import Collection, Transfer
+from ledger.reversals import reverse_transfer
 from ledger.types import FindingKind, Initiation, TransferStatus, status_or_none, utcnow
 from provider.errors import AuthenticationError
 from reconcile.alerts import AlertSink, alert_provider_key_refused, dispatch_alerts
@@ -92,6 +93,8 @@ class ReconcileSettings(Protocol):
     def fee_schedule(self) -> Any: ...
     @property
     def collection_grace(self) -> int: ...
+    @property
+    def reverify_after(self) -> tuple[int, ...]: ...
 
 
 def policy_of(settings: ReconcileSettings) -> Policy:
@@ -102,6 +105,7 @@ def policy_of(settings: ReconcileSettings) -> Policy:
         not_found_limit=settings.not_found_limit,
         stale_after=settings.stale_after,
         fee_schedule=settings.fee_schedule,
+        reverify_after=tuple(settings.reverify_after),
     )
 
 
@@ -125,6 +129,8 @@ def view_of(transfer: Transfer) -> LedgerView:
         failure_reason=transfer.failure_reason,
         check_attempts=transfer.check_attempts,
         not_found_count=transfer.not_found_count,
+        confirmed_at=transfer.confirmed_at,
+        reverify_done=transfer.reverify_done,
     )
 
 
@@ -174,6 +180,20 @@ def _apply_one(
     assert transfer.id is not None
     if verdict.newly_confirmed:
         relay_transfers.confirmed(session, transfer, now=now, endpoints=endpoints)
+    # --- Reversals (PRODUCT.md: Reversals): re-verification counters and the reversal. ---
+    transfer.reverify_done = verdict.reverify_done
+    summary.reverified += verdict.reverified
+    if verdict.reversal is not None and reverse_transfer(
+        session,
+        transfer,
+        reason=verdict.reversal.reason,
+        source=verdict.reversal.source,
+        now=now,
+        endpoints=endpoints,
+    ):
+        summary.reversed += 1
+        summary.count_raised(FindingKind.REVERSED_AFTER_SUCCESS.value)
+    # --- end Reversals ---
     for kind, detail in verdict.open.items():
         if raise_finding(
             session,

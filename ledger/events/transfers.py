@@ -1,4 +1,5 @@
-"""The events of a transfer's own changes: `transfer.confirmed` and `transfer.reported`."""
+"""The events of a transfer's own changes: `transfer.confirmed`, `transfer.reported` and
+`transfer.reversed`."""
 
 from __future__ import annotations
 
@@ -53,6 +54,28 @@ def reported(
         subject_id=transfer_id,
         reference=reference,
         data=data,
+        now=now,
+        endpoints=endpoints,
+    )
+
+
+def reversed_(
+    session: Session,
+    transfer: Transfer,
+    *,
+    now: dt.datetime,
+    endpoints: list[Subscriber] | None = None,
+) -> str:
+    """Write `transfer.reversed` about a confirmed success that came back, as the transfer now
+    stands (`ledger.reversals.reverse_transfer` is its one caller); its `evt_` id."""
+    assert transfer.id is not None
+    return emit(
+        session,
+        type=RelayEventType.TRANSFER_REVERSED,
+        subject=Subject.TRANSFER,
+        subject_id=transfer.id,
+        reference=transfer.reference,
+        data=payloads.transfer_reversed(transfer),
         now=now,
         endpoints=endpoints,
     )
