@@ -93,6 +93,11 @@ class ReversalSource(enum.StrEnum):
     STATEMENT = "statement"  # a credit on the wallet statement
 
 
+# The statuses the provider's API and webhooks know (spec: States and transitions); `reversed`
+# is payrecon's own word for a success that came back, never the provider's.
+PROVIDER_STATUSES = (TransferStatus.PENDING, TransferStatus.SUCCESSFUL, TransferStatus.FAILED)
+
+
 def status_or_none(value: str | None) -> TransferStatus | None:
     """The status a ledger column holds, or None when it is empty or not a known status."""
     try:

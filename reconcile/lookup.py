@@ -12,7 +12,7 @@ from typing import Any, NamedTuple, Protocol
 import structlog
 
 from ledger.checks import CheckResult, CheckRow
-from ledger.types import TransferStatus
+from ledger.types import PROVIDER_STATUSES, TransferStatus
 from provider.errors import (
     AuthenticationError,
     ForeignAnswerError,
@@ -61,6 +61,8 @@ def answer_of(result: Any) -> Found | Uninterpretable:
     """A provider Transaction as the core's `Found` (or Uninterpretable when it is odd)."""
     try:
         status = TransferStatus(str(getattr(result.status, "value", result.status)))
+        if status not in PROVIDER_STATUSES:  # `reversed` is ours, never the provider's word
+            raise ValueError(status)
     except ValueError:
         return Uninterpretable(f"unknown transaction status {result.status!r}")
     return Found(

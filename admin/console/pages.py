@@ -237,7 +237,7 @@ async def collections_page(request: Request) -> Response:
         given=given,
         problems=problems,
         items=items,
-        statuses=list(TransferStatus),
+        statuses=list(PROVIDER_STATUSES),
         kinds=list(FindingKind),
         any_finding=ANY_FINDING,
         next_link=None if next_cursor is None else page_link(path, given, cursor=next_cursor),

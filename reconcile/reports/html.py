@@ -105,7 +105,7 @@ def _cards(report: Report) -> list[Card]:
             naira(report.net_flow),
             "received − collection fees − wallet debit",
         ),
-        Card("Fees charged", naira(report.fees_total), "successful and failed"),
+        Card("Fees charged", naira(report.fees_total), "successful, failed and reversed"),
         Card(
             "Fees on failed transfers",
             naira(report.fees_on_failed),

@@ -121,6 +121,7 @@ def _write_summary(sheet: WriteOnlyWorksheet, report: Report) -> None:
         ("Fees charged (total)", report.fees_total),
         ("Fees on successful transfers", report.fees_on_successful),
         ("Fees charged on failed transfers", report.fees_on_failed),
+        ("Fees on reversed transfers", report.fees_on_reversed),
         ("Fees quoted on pending transfers", report.status("pending").fee),
         ("Wallet debit", report.wallet_debit),
     ):
