@@ -24,7 +24,7 @@ from ledger.overview import overview
 from ledger.queries import ANY_FINDING, decode_cursor, find_transfer, list_transfers
 from ledger.timeline import Entry
 from ledger.timeline_sources import collection_timeline, transfer_timeline
-from ledger.types import FindingKind, TransferStatus, takes_text, utcnow
+from ledger.types import PROVIDER_STATUSES, FindingKind, TransferStatus, takes_text, utcnow
 from reconcile.reports.errors import PeriodError
 from reconcile.reports.period import lagos_day, lagos_midnight_utc, parse_day
 
