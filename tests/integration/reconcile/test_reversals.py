@@ -353,3 +353,58 @@ def test_a_thousand_clean_successes_reverified_raise_nothing(engine: Engine) -> 
         rows = session.execute(select(Transfer.confirmed_at, Transfer.next_check_at)).all()
     assert len(rows) == 1000
     assert all(due == confirmed + 24 * HOUR for confirmed, due in rows)
+
+
+@pytest.mark.postgres
+def test_two_reconcilers_record_each_reversal_once(postgres_url: str) -> None:
+    """Two passes at once on PostgreSQL over 40 reversed successes: one finding, one alert and
+    one `transfer.reversed` per transfer."""
+    from ledger.db import create_db_engine
+
+    engine = create_db_engine(postgres_url)
+    try:
+        settings = _fake_settings(postgres_url, provider_concurrency=4)
+        references = [f"P-{i}" for i in range(40)]
+        _registered(engine, *references)
+        lookup = FakeLookup(
+            {
+                f"TRF_{r}": _found("successful").model_copy(
+                    update={"reference": f"TRF_{r}", "merchant_reference": r}
+                )
+                for r in references
+            }
+        )
+        start = utcnow()
+        _fake_pass(engine, lookup, settings, start)
+        for key, answer in lookup.answers.items():
+            lookup.answers[key] = answer.model_copy(
+                update={"status": "failed", "failure_reason": "Recalled"}
+            )
+        sinks = [RecordingSink(), RecordingSink()]
+
+        async def both() -> list[Any]:
+            at = start + HOUR + dt.timedelta(seconds=1)
+            return list(
+                await asyncio.gather(
+                    *(
+                        run_pass(engine, lookup, settings, now=at, sink=sink, chunk_size=7)
+                        for sink in sinks
+                    )
+                )
+            )
+
+        summaries = asyncio.run(both())
+        assert sum(s.reversed for s in summaries) == 40
+        with read_session(engine) as session:
+            kinds = session.execute(select(Finding.kind)).scalars().all()
+            reversed_events = session.execute(
+                select(func.count())
+                .select_from(RelayEvent)
+                .where(RelayEvent.type == "transfer.reversed")  # type: ignore[arg-type]
+            ).scalar_one()
+            alerts = session.execute(select(func.count()).select_from(Alert)).scalar_one()
+        assert kinds == ["reversed_after_success"] * 40
+        assert reversed_events == 40 and alerts == 40
+        assert len(sinks[0].sent) + len(sinks[1].sent) == 40
+    finally:
+        engine.dispose()
