@@ -41,6 +41,9 @@ def test_defaults_match_the_contract() -> None:
         ("PAYRECON_WEBHOOK_STANDARD_SECRET", "nothwsec"),
         ("PAYRECON_STALE_AFTER", "-1"),
         ("PAYRECON_POLL_INTERVAL", "soon"),
+        ("PAYRECON_REVERIFY_AFTER", "1h,2x"),
+        ("PAYRECON_REVERIFY_AFTER", "24h,1h"),
+        ("PAYRECON_REVERIFY_AFTER", ""),
     ],
 )
 def test_a_bad_setting_names_its_variable(

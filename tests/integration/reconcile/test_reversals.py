@@ -117,7 +117,9 @@ def _confirmed(sandbox: Any, engine: Engine, settings: Any, reference: str) -> d
         if _transfer(engine, reference).confirmed:
             assert _transfer(engine, reference).status == "successful"
             return now
-        sandbox.http.post(f"/_sandbox/transfers/{reference}/complete", json={"status": "successful"})
+        sandbox.http.post(
+            f"/_sandbox/transfers/{reference}/complete", json={"status": "successful"}
+        )
     raise AssertionError("never confirmed")
 
 
@@ -232,7 +234,9 @@ def _registered(engine: Engine, *references: str) -> None:
     with write_session(engine) as session:
         for reference in references:
             register_expected(
-                session, ExpectedTransfer(reference, 50_000, 1_000, f"TRF_{reference}"), now=utcnow()
+                session,
+                ExpectedTransfer(reference, 50_000, 1_000, f"TRF_{reference}"),
+                now=utcnow(),
             )
 
 
@@ -300,7 +304,9 @@ def test_lookups_per_transfer_are_bounded_by_the_ages(engine: Engine) -> None:
         engine.url.render_as_string(hide_password=False), reverify_after="100s,200s,300s"
     )
     _registered(engine, "C-1", "C-2")
-    found = {r: _found("successful").model_copy(update={"reference": f"TRF_{r}"}) for r in ("C-1", "C-2")}
+    found = {
+        r: _found("successful").model_copy(update={"reference": f"TRF_{r}"}) for r in ("C-1", "C-2")
+    }
     lookup = FakeLookup({f"TRF_{r}": answer for r, answer in found.items()})
     start = utcnow()
     _fake_pass(engine, lookup, settings, start)

@@ -65,12 +65,16 @@ def test_reversed_transfers_in_every_report_format(engine: Engine, tmp_path: Pat
     expected_debit = sum(x.moved for x in by["successful"]) + charged
 
     summary = json.loads(_run(engine, "--format", "json"))
-    assert summary["transfers"]["by_status"]["reversed"] == reversed_totals == {
-        "count": 2,
-        "amount": 320_000,
-        "fee": 3_500,
-        "unconfirmed": 0,
-    }
+    assert (
+        summary["transfers"]["by_status"]["reversed"]
+        == reversed_totals
+        == {
+            "count": 2,
+            "amount": 320_000,
+            "fee": 3_500,
+            "unconfirmed": 0,
+        }
+    )
     assert summary["wallet_debit"] == expected_debit == 490_000 + 7_500
     assert summary["fees"]["total"] == charged and summary["fees"]["on_reversed"] == 3_500
     assert summary["transfers"]["total"] == len(specs)
