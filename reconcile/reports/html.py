@@ -11,7 +11,7 @@ from markupsafe import Markup
 
 from reconcile.durations import describe_duration
 from reconcile.reports.charts import bar_chart, hbar_chart
-from reconcile.reports.model import STATUSES, Report
+from reconcile.reports.model import COLLECTION_STATUSES, STATUSES, Report
 from reconcile.reports.naira import naira, naira_text
 
 HTML_ROW_LIMIT = 500  # beyond this a page stops being readable; the CSV has every row
@@ -79,6 +79,7 @@ def render_html(
         period=report.period.as_dict(),
         cards=_cards(report),
         statuses=STATUSES,
+        collection_statuses=COLLECTION_STATUSES,
         daily_charts=_daily_charts(report),
         kinds_chart=_svg(hbar_chart(kinds, title="Open findings by kind")),
         findings=findings,

@@ -11,7 +11,10 @@ from ledger.types import FindingKind, TransferStatus
 from reconcile.checks import DEFAULT_STALE_AFTER
 from reconcile.reports.period import Period
 
-STATUSES: tuple[str, ...] = ("successful", "failed", "pending", "reversed")
+# A collection has the provider's three statuses; a transfer also `reversed` (PRODUCT.md:
+# Reversals).
+COLLECTION_STATUSES: tuple[str, ...] = ("successful", "failed", "pending")
+STATUSES: tuple[str, ...] = (*COLLECTION_STATUSES, "reversed")
 # Where a bounded answer sends a reader for the whole list: the findings queue and the stale
 # transfers, both paged by cursor (the report files, `payrecon report`, hold every entry).
 FINDINGS_QUEUE = "/api/findings?state=open"
@@ -103,7 +106,7 @@ class CollectionTotals:
                     "amount": self.status(name).amount,
                     "fee": self.status(name).fee,
                 }
-                for name in STATUSES
+                for name in COLLECTION_STATUSES
             },
             "received": self.received,
             "fees": self.fees,

@@ -14,7 +14,7 @@ from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet._write_only import WriteOnlyWorksheet
 
-from reconcile.reports.model import STATUSES, Report
+from reconcile.reports.model import COLLECTION_STATUSES, STATUSES, Report
 from reconcile.reports.naira import naira_number
 from reconcile.reports.rows import TransferRow
 
@@ -151,7 +151,7 @@ def _write_summary(sheet: WriteOnlyWorksheet, report: Report) -> None:
 def _write_collection_summary(sheet: WriteOnlyWorksheet, report: Report) -> None:
     collections = report.collections
     sheet.append(_header(sheet, ("Collections", "Count", "Amount (NGN)", "Fee (NGN)")))
-    for name in STATUSES:
+    for name in COLLECTION_STATUSES:
         totals = collections.status(name)
         sheet.append([name, totals.count, _money(sheet, totals.amount), _money(sheet, totals.fee)])
     sheet.append(["total", collections.total, None, None])

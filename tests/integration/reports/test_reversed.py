@@ -78,6 +78,8 @@ def test_reversed_transfers_in_every_report_format(engine: Engine, tmp_path: Pat
     assert summary["wallet_debit"] == expected_debit == 490_000 + 7_500
     assert summary["fees"]["total"] == charged and summary["fees"]["on_reversed"] == 3_500
     assert summary["transfers"]["total"] == len(specs)
+    # Collections keep the provider's three statuses.
+    assert sorted(summary["collections"]["by_status"]) == ["failed", "pending", "successful"]
 
     text = _run(engine, "--format", "text")
     assert "reversed" in text and "Fees on reversed transfers" in text
