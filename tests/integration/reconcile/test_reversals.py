@@ -240,6 +240,18 @@ def _registered(engine: Engine, *references: str) -> None:
             )
 
 
+def _successes(references: list[str]) -> FakeLookup:
+    """A provider answering successful for each reference (looked up as `TRF_{reference}`)."""
+    return FakeLookup(
+        {
+            f"TRF_{r}": _found("successful").model_copy(
+                update={"reference": f"TRF_{r}", "merchant_reference": r}
+            )
+            for r in references
+        }
+    )
+
+
 def _fake_pass(engine: Engine, lookup: FakeLookup, settings: Any, now: dt.datetime) -> Any:
     return asyncio.run(run_pass(engine, lookup, settings, now=now))
 
@@ -336,14 +348,7 @@ def test_a_thousand_clean_successes_reverified_raise_nothing(engine: Engine) -> 
     settings = _fake_settings(engine.url.render_as_string(hide_password=False))
     references = [f"K-{i}" for i in range(1000)]
     _registered(engine, *references)
-    lookup = FakeLookup(
-        {
-            f"TRF_{r}": _found("successful").model_copy(
-                update={"reference": f"TRF_{r}", "merchant_reference": r}
-            )
-            for r in references
-        }
-    )
+    lookup = _successes(references)
     start = utcnow()
     first = _fake_pass(engine, lookup, settings, start)
     assert (first.confirmed, first.reverified) == (1000, 0)
@@ -372,14 +377,7 @@ def test_two_reconcilers_record_each_reversal_once(postgres_url: str) -> None:
         settings = _fake_settings(postgres_url, provider_concurrency=4)
         references = [f"P-{i}" for i in range(40)]
         _registered(engine, *references)
-        lookup = FakeLookup(
-            {
-                f"TRF_{r}": _found("successful").model_copy(
-                    update={"reference": f"TRF_{r}", "merchant_reference": r}
-                )
-                for r in references
-            }
-        )
+        lookup = _successes(references)
         start = utcnow()
         _fake_pass(engine, lookup, settings, start)
         for key, answer in lookup.answers.items():

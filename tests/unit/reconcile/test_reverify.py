@@ -66,7 +66,7 @@ def test_ages_are_read_in_seconds(text: str, ages: tuple[int, ...]) -> None:
 )
 def test_bad_age_lists_are_refused(text: str) -> None:
     """Empty items, fractions, unknown units, zero, non-increasing or non-ASCII ages fail."""
-    with pytest.raises(ValueError, match="age|more than|later"):
+    with pytest.raises(ValueError, match=r"age|more than|later"):
         parse_ages(text)
 
 
