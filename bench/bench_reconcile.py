@@ -7,6 +7,10 @@ Run: .venv/bin/python bench/bench_reconcile.py [--transfers 10000] [--settled 10
    them up; lookups/s is printed beside the ceiling concurrency / latency.
 2. A SQLite ledger with M settled transfers (next_check_at NULL) and 100 due:
    the time of one pass (lookups answered in-process, so this is the ledger's cost).
+3. Re-verification (PRODUCT.md: Reversals): the same M settled transfers, every one waiting
+   for its next age (next_check_at in the future, as PAYRECON_REVERIFY_AFTER leaves them), and
+   100 confirmed successes due for re-verification; printed beside (2), measured in the same
+   run: the due query must stay the one range of ix_transfer_due.
 """
 
 from __future__ import annotations
@@ -189,25 +193,20 @@ def big_ledger(settled: int, workdir: Path) -> dict[str, float]:
         _bulk(engine, _rows(min(200_000, settled - offset), start=offset, due=None, now=now))
     _bulk(engine, _rows(100, start=settled, due=now, now=now))
     seeded = time.perf_counter() - started
-    settings = load_settings(database_url=url, provider_max_rps=0, stale_after=10**6)
-    times = []
-    for attempt in range(3):
-        with engine.begin() as connection:  # make the same 100 due again
-            connection.exec_driver_sql(
-                "UPDATE transfer SET next_check_at = ?, last_checked_at = NULL, confirmed = 0, "
-                "status = 'pending' WHERE id > ?",
-                (
-                    (now + dt.timedelta(seconds=attempt)).replace(tzinfo=None).isoformat(" "),
-                    settled,
-                ),
-            )
-        t0 = time.perf_counter()
-        summary = asyncio.run(
-            run_pass(engine, InstantLookup(), settings, now=now + dt.timedelta(seconds=attempt + 1))
-        )
-        times.append(time.perf_counter() - t0)
-        assert summary.checked == 100, summary
+    times = _timed_passes(
+        engine,
+        url,
+        now,
+        # make the same 100 due again
+        "UPDATE transfer SET next_check_at = ?, last_checked_at = NULL, confirmed = 0, "
+        "status = 'pending' WHERE id > ?",
+        settled,
+    )
     engine.dispose()
+    return _figures(settled, seeded, times)
+
+
+def _figures(settled: int, seeded: float, times: list[float]) -> dict[str, float]:
     return {
         "settled": settled,
         "seed_seconds": seeded,
@@ -216,10 +215,65 @@ def big_ledger(settled: int, workdir: Path) -> dict[str, float]:
     }
 
 
+def _timed_passes(
+    engine: Engine, url: str, now: dt.datetime, reset: str, settled: int, *, reverified: int = 0
+) -> list[float]:
+    """Three passes over the 100 rows after `settled`, each made due again by `reset` (which
+    takes the due time and `settled`); the seconds of each."""
+    settings = load_settings(database_url=url, provider_max_rps=0, stale_after=10**6)
+    times = []
+    for attempt in range(3):
+        with engine.begin() as connection:
+            due = (now + dt.timedelta(seconds=attempt)).replace(tzinfo=None).isoformat(" ")
+            connection.exec_driver_sql(reset, (due, settled))
+        t0 = time.perf_counter()
+        summary = asyncio.run(
+            run_pass(engine, InstantLookup(), settings, now=now + dt.timedelta(seconds=attempt + 1))
+        )
+        times.append(time.perf_counter() - t0)
+        assert summary.checked == 100 and summary.reverified == reverified, summary
+    return times
+
+
+def reverify_ledger(settled: int, workdir: Path) -> dict[str, float]:
+    """A pass re-verifying 100 successes among `settled` ones all scheduled for a later age."""
+    url = f"sqlite:///{workdir}/reverify.db"
+    upgrade(url)
+    engine = create_db_engine(url)
+    now = utcnow()
+    later = now + dt.timedelta(minutes=30)
+    started = time.perf_counter()
+    for offset in range(0, settled, 200_000):
+        rows = _rows(min(200_000, settled - offset), start=offset, due=None, now=now)
+        for row in rows:
+            row.update(next_check_at=later, confirmed_at=now - dt.timedelta(minutes=30))
+        _bulk(engine, rows)
+    due = _rows(100, start=settled, due=None, now=now)
+    for row in due:
+        row.update(next_check_at=now, confirmed_at=now - dt.timedelta(hours=1, seconds=1))
+    _bulk(engine, due)
+    seeded = time.perf_counter() - started
+    times = _timed_passes(
+        engine,
+        url,
+        now,
+        # the same 100 due again, first age not yet done
+        "UPDATE transfer SET next_check_at = ?, last_checked_at = NULL, reverify_done = 0 "
+        "WHERE id > ?",
+        settled,
+        reverified=100,
+    )
+    engine.dispose()
+    return _figures(settled, seeded, times)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--transfers", type=int, default=10_000)
     parser.add_argument("--settled", type=int, default=1_000_000)
+    parser.add_argument(
+        "--only-ledger", action="store_true", help="skip the lookup throughput runs"
+    )
     args = parser.parse_args()
     import logging
 
@@ -228,7 +282,7 @@ def main() -> None:
     configure_logging(level=logging.WARNING, json=True)
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        for concurrency in (8, 32):
+        for concurrency in () if args.only_ledger else (8, 32):
             count = args.transfers if concurrency == 32 else min(args.transfers, 2_000)
             r = throughput(count, concurrency, workdir)
             print(
@@ -241,6 +295,13 @@ def main() -> None:
             f"pass on SQLite with {b['settled']:,} settled + 100 due: "
             f"{b['pass_seconds']:.3f} s (worst of 3: {b['pass_seconds_max']:.3f} s; "
             f"seeding took {b['seed_seconds']:.0f} s)"
+        )
+        r = reverify_ledger(args.settled, workdir)
+        print(
+            f"pass on SQLite with {r['settled']:,} settled awaiting a later age + 100 due for "
+            f"re-verification: {r['pass_seconds']:.3f} s (worst of 3: "
+            f"{r['pass_seconds_max']:.3f} s; {r['pass_seconds'] / b['pass_seconds']:.2f}x the "
+            f"pass above; seeding took {r['seed_seconds']:.0f} s)"
         )
 
 

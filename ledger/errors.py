@@ -5,6 +5,7 @@ LedgerError
 ├── SchemaError                the database is not at the revision this code needs
 ├── ConflictError              a write contradicts what the ledger already holds
 ├── NoteError                  an acknowledgement note the ledger will not keep
+├── NotReversibleError         a reversal of a transfer that is not a confirmed success
 ├── LeaseHeldError             another runner holds a named lease (ledger.lease)
 ├── OperatorError              an operator that cannot be added or found (ledger.operators)
 │   ├── OperatorNameError      the name is not one an operator may have
@@ -50,6 +51,10 @@ class ConflictError(LedgerError):
 
 class NoteError(LedgerError):
     """An acknowledgement note that is empty, too long, or holds characters no column takes."""
+
+
+class NotReversibleError(LedgerError):
+    """Only a transfer the provider confirmed successful can be reversed (ledger.reversals)."""
 
 
 class LeaseHeldError(LedgerError):

@@ -77,6 +77,14 @@ class Transfer(SQLModel, table=True):
     not_found_count: int = Field(default=0, nullable=False)
     last_checked_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
     confirmed_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    # Re-verification (PRODUCT.md: Reversals): how many ages of PAYRECON_REVERIFY_AFTER have
+    # been looked at; the next one is `next_check_at`, so the due query stays index-only.
+    reverify_done: int = Field(
+        default=0, sa_column=Column(Integer, nullable=False, server_default="0")
+    )
+    reversed_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    reversal_reason: str | None = Field(default=None, sa_column=Column(Text))
+    reversal_source: str | None = Field(default=None, sa_column=Column(String(16)))
     lease_owner: str | None = Field(default=None, sa_column=Column(String(64)))
     lease_until: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
     # The `sequence` of the transfer's last relay event (PRODUCT.md: Relay); raised under the

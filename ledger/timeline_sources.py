@@ -43,11 +43,25 @@ def record_entries(transfer: Transfer | Collection) -> Iterator[Entry]:
     amount = "" if transfer.amount is None else f"amount {transfer.amount} kobo"
     yield Entry(transfer.created_at, EntryKind.RECORD, f"recorded ({transfer.origin})", amount)
     if transfer.confirmed_at is not None:
+        # A reversed transfer was confirmed successful first (PRODUCT.md: Reversals).
+        status = "successful" if transfer.status == "reversed" else transfer.status
         yield Entry(
             transfer.confirmed_at,
             EntryKind.RECORD,
-            f"confirmed {transfer.status} by the provider",
+            f"confirmed {status} by the provider",
             sequence=1,
+        )
+
+
+def reversal_entries(transfer: Transfer) -> Iterator[Entry]:
+    """The transfer's reversal, when a confirmed success came back (PRODUCT.md: Reversals)."""
+    if transfer.reversed_at is not None:
+        yield Entry(
+            transfer.reversed_at,
+            EntryKind.RECORD,
+            f"reversed after success (found by {transfer.reversal_source})",
+            transfer.reversal_reason or "",
+            sequence=2,
         )
 
 
@@ -69,8 +83,11 @@ def webhook_entries(session: Session, transfer_id: int) -> Iterator[Entry]:
         )
 
 
-def check_entries(session: Session, subject: SubjectRef) -> Iterator[Entry]:
-    """Every provider check kept for the transfer or collection."""
+def check_entries(
+    session: Session, subject: SubjectRef, *, confirmed_at: Any = None
+) -> Iterator[Entry]:
+    """Every provider check kept for the transfer or collection; a transfer's checks after
+    `confirmed_at` are its re-verifications (docs/rules.md: Reversals)."""
     rows = session.execute(
         _newest(
             select(ProviderCheck).where(about(_CHECKS.c, subject.subject, subject.id)),
@@ -86,6 +103,8 @@ def check_entries(session: Session, subject: SubjectRef) -> Iterator[Entry]:
         ]
         detail = ", ".join([*figures, *filter(None, [row.error])])
         title = f"provider check: {said} (HTTP {row.http_status or 'no answer'})"
+        if confirmed_at is not None and row.checked_at > confirmed_at:
+            title = "re-verification " + title
         yield Entry(row.checked_at, EntryKind.CHECK, title, detail, sequence=row.id or 0)
 
 
@@ -192,7 +211,13 @@ def audit_entries(session: Session, subjects: list[str]) -> Iterator[Entry]:
 def transfer_timeline(session: Session, transfer: Transfer) -> list[Entry]:
     """The transfer's whole story in time order, operators' actions included."""
     subject = subject_of(transfer)
-    return _timeline(session, transfer, subject, webhook_entries(session, subject.id))
+    return _timeline(
+        session,
+        transfer,
+        subject,
+        webhook_entries(session, subject.id),
+        reversal_entries(transfer),
+    )
 
 
 def collection_timeline(session: Session, collection: Collection) -> list[Entry]:
@@ -213,7 +238,11 @@ def _timeline(
     return merge(
         record_entries(row),
         *extra,
-        check_entries(session, subject),
+        check_entries(
+            session,
+            subject,
+            confirmed_at=row.confirmed_at if isinstance(row, Transfer) else None,
+        ),
         finding_entries(session, findings),
         relay_entries(session, subject),
         audit_entries(session, [subject.key, *(f"finding:{f.id}" for f in findings)]),

@@ -81,6 +81,21 @@ class TransferStatus(enum.StrEnum):
     PENDING = "pending"
     SUCCESSFUL = "successful"
     FAILED = "failed"
+    # A confirmed success that came back (PRODUCT.md: Reversals); final, `confirmed` stays true.
+    REVERSED = "reversed"
+
+
+class ReversalSource(enum.StrEnum):
+    """How a reversal was found (PRODUCT.md: Reversals, `reversal_source`)."""
+
+    LOOKUP = "lookup"  # a re-verification answered failed
+    WEBHOOK = "webhook"  # a transfer.failed webhook, confirmed by a lookup
+    STATEMENT = "statement"  # a credit on the wallet statement
+
+
+# The statuses the provider's API and webhooks know (spec: States and transitions); `reversed`
+# is payrecon's own word for a success that came back, never the provider's.
+PROVIDER_STATUSES = (TransferStatus.PENDING, TransferStatus.SUCCESSFUL, TransferStatus.FAILED)
 
 
 def status_or_none(value: str | None) -> TransferStatus | None:
@@ -139,6 +154,7 @@ class FindingKind(enum.StrEnum):
     UNDERPAID = "underpaid"  # a collection: less paid than expected
     OVERPAID = "overpaid"  # a collection: more paid than expected
     PAID_AFTER_EXPIRY = "paid_after_expiry"  # a collection: paid after its expires_at
+    REVERSED_AFTER_SUCCESS = "reversed_after_success"  # a confirmed success came back
 
 
 class FindingState(enum.StrEnum):

@@ -45,6 +45,7 @@ from payrecon.democollections import (
     collection_figures,
 )
 from payrecon.democonsumer import PATH, DemoConsumer
+from payrecon.demoreversal import REVERSED, DemoReversal
 from payrecon.demostatement import DemoStatement, tie_out_demo
 from payrecon.errors import DemoDirectoryError
 from payrecon.servers import free_port, running_server
@@ -88,6 +89,7 @@ class DemoResult:
     refused: int = 0
     collections: CollectionFigures = field(default_factory=CollectionFigures)
     statement: DemoStatement | None = None
+    reversal: DemoReversal | None = None
 
 
 def _fresh_directory(directory: Path) -> None:
@@ -127,6 +129,9 @@ def _settings(directory: Path, sandbox_url: str, secret_key: str) -> Settings:
         provider_max_rps=0,
         fee_schedule=DEMO_FEE_SCHEDULE,
         collection_grace=COLLECTION_GRACE,
+        # Successes are looked up again 2 s after confirmation, so the demo's reversal is found
+        # within the minute (PRODUCT.md: Reversals).
+        reverify_after="2s",
         # A key of this run's own seals the consumer's secret; retries come fast.
         relay_keys=secrets.token_urlsafe(32),
         relay_retry_schedule="0.5s,1s,2s",
@@ -254,6 +259,8 @@ def _reconcile(
             while time.monotonic() < deadline:
                 runner.run(run_pass(engine, client, settings))
                 result.passes += 1
+                if result.reversal is not None:
+                    result.reversal.step(engine, control, sandbox_url)
                 _, confirmed, unsettled, kinds = _state(engine)
                 note = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
                 progress.update(task, completed=confirmed, note=note)
@@ -261,6 +268,7 @@ def _reconcile(
                     unsettled > 0
                     or collection_figures(engine).unsettled > 0
                     or _pending_webhooks(control, sandbox_url)
+                    or (result.reversal is not None and result.reversal.waiting)
                 )
                 stale_seen = "stale_pending" in kinds
                 if not busy and stale_seen:
@@ -365,6 +373,8 @@ def run_demo(
         consumer = _add_consumer(engine, settings, consumer_port)
         accounts = httpx.get(f"{sandbox_url}/_sandbox/accounts").json()["accounts"]
         plan = _plan(accounts, transfers, seed)
+        if transfers > REVERSED:
+            result.reversal = DemoReversal(plan[REVERSED][0].reference)
         console.print(f"sandbox  {sandbox_url}   ledger  {directory}/ledger.db")
         _pay(engine, console, settings, sandbox_url, plan, DEMO_FAULTS.format(seed=seed))
         with console.status("creating collections and paying them in the sandbox"):

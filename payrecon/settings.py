@@ -22,6 +22,7 @@ from receiver.auth import standard_key
 from reconcile.checks import DEFAULT_STALE_AFTER
 from reconcile.collection_checks import DEFAULT_COLLECTION_GRACE
 from reconcile.fees import FeeSchedule, parse_fee_schedule
+from reconcile.reverify import DEFAULT_REVERIFY_AFTER, parse_ages
 from relay.addresses import Network, parse_networks
 from relay.errors import ScheduleError
 from relay.keys import SecretBox, check_keys
@@ -117,6 +118,10 @@ class Settings(BaseSettings):
     fee_schedule: FeeSchedule | None = None
     # Seconds after a collection's expires_at for its last check (PRODUCT.md: Collections).
     collection_grace: int = Field(default=DEFAULT_COLLECTION_GRACE, ge=0, le=30 * 86400)
+    # Ages after confirmation at which a success is looked up again (PRODUCT.md: Reversals).
+    reverify_after: Annotated[tuple[int, ...], NoDecode] = Field(
+        default_factory=lambda: parse_ages(DEFAULT_REVERIFY_AFTER)
+    )
 
     alert_urls: Annotated[list[str], NoDecode] = Field(default_factory=list)
     alert_allow_insecure: bool = False
@@ -213,6 +218,13 @@ class Settings(BaseSettings):
     def _date_window(cls, value: Any) -> Any:
         if isinstance(value, str):
             return parse_date_window(value)
+        return value
+
+    @field_validator("reverify_after", mode="before")
+    @classmethod
+    def _reverify_ages(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return parse_ages(value)  # ValueError says which age is wrong
         return value
 
     @field_validator("relay_keys")

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from ledger.events import payloads
 from ledger.subjects import checkable_row
-from ledger.types import DeliveryOutcome, FindingKind, TransferOrigin
+from ledger.types import DeliveryOutcome, FindingKind, TransferOrigin, TransferStatus
 from receiver.events import IgnoredEvent, TransferEvent
 
 T = TypeVar("T")
@@ -27,6 +27,7 @@ T = TypeVar("T")
 Stamp = Any
 
 _WEBHOOK = TransferOrigin.WEBHOOK.value
+_FAILED = TransferStatus.FAILED
 
 # The transfer columns the rules read, in HeldTransfer's order.
 HELD_COLUMNS = (
@@ -225,6 +226,15 @@ def transfer_changes(
             changes["failure_reason"] = event.failure_reason
         if not transfer.confirmed:
             changes["status"] = status
+        return changes, None
+    if transfer.webhook_status != status and transfer.confirmed and event.status is _FAILED:
+        # Reversals (PRODUCT.md): a failure reported after the provider confirmed the transfer
+        # is evidence of a reversal, not two webhooks contradicting each other. It replaces the
+        # success the webhook reported; the lookup it makes due decides (a reversal if the
+        # provider agrees, status_conflict if it still says successful).
+        changes["webhook_status"] = status
+        if event.failure_reason is not None:
+            changes["failure_reason"] = event.failure_reason
         return changes, None
     if transfer.webhook_status != status:
         # Both outcomes arrived; the first stays, the provider's answer will decide.

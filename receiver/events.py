@@ -8,7 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ledger.money import MAX_KOBO
-from ledger.types import MAX_REFERENCE, EventType, TransferStatus, storable, storable_text
+from ledger.types import (
+    MAX_REFERENCE,
+    PROVIDER_STATUSES,
+    EventType,
+    TransferStatus,
+    storable,
+    storable_text,
+)
 from receiver.errors import BodyNotJSONError, InvalidEventError
 
 MAX_EVENT_NAME = 64
@@ -22,7 +29,7 @@ _EVENT_STATUS = {
 }
 # Members by value: a dict lookup costs a tenth of calling the enum.
 _EVENT_TYPES = {member.value: member for member in EventType}
-_STATUSES = {member.value: member for member in TransferStatus}
+_STATUSES = {member.value: member for member in PROVIDER_STATUSES}
 
 
 @dataclass(frozen=True, slots=True)

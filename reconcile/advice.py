@@ -61,6 +61,11 @@ ADVICE: dict[str, str] = {
         "The customer paid more than the collection asked for: the difference is owed back "
         "to the customer; refund it (`payrecon collection show REF` shows both figures)."
     ),
+    FindingKind.REVERSED_AFTER_SUCCESS: (
+        "The provider reversed a transfer it had confirmed successful: the money is back in "
+        "the wallet and the beneficiary does not have it. Hold or recover the goods, or pay "
+        "again with a new reference once the beneficiary's account is confirmed (docs/finance.md)."
+    ),
     FindingKind.PAID_AFTER_EXPIRY: (
         "The payment arrived after the collection's account expired: if the order was "
         "already cancelled, refund the customer or honour the order; do not charge again."

@@ -14,7 +14,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 
-from ledger.types import FindingKind, Initiation, TransferStatus
+from ledger.types import FindingKind, Initiation, ReversalSource, TransferStatus
 from reconcile.alert_plan import AlertRules
 from reconcile.answers import (
     Found,
@@ -27,6 +27,7 @@ from reconcile.answers import (
     read_without_figures,
 )
 from reconcile.fees import FeeSchedule
+from reconcile.reverify import ages_passed, next_reverify_in
 
 # The answers are re-exported: the transfer core is where most readers look for them.
 __all__ = [
@@ -72,6 +73,8 @@ class Policy:
     fee_schedule: FeeSchedule | None = None
     # How the pass's alerts group (PAYRECON_ALERT_GROUP_AFTER…): handed to reconcile.alerts.
     alerting: AlertRules = field(default_factory=AlertRules)
+    # PAYRECON_REVERIFY_AFTER in seconds, growing; () is `off` (PRODUCT.md: Reversals).
+    reverify_after: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,16 @@ class LedgerView:
     failure_reason: str | None = None
     check_attempts: int = 0
     not_found_count: int = 0
+    confirmed_at: dt.datetime | None = None
+    reverify_done: int = 0  # ages of PAYRECON_REVERIFY_AFTER already looked at
+
+
+@dataclass(frozen=True)
+class Reversal:
+    """A confirmed success the provider now calls failed (PRODUCT.md: Reversals)."""
+
+    reason: str
+    source: ReversalSource
 
 
 @dataclass(frozen=True)
@@ -116,6 +129,9 @@ class Verdict:
     resolved: frozenset[FindingKind] = frozenset()
     newly_confirmed: bool = False
     provider_error: bool = False
+    reverify_done: int = 0
+    reverified: bool = False  # a confirmed success was looked up again and answered
+    reversal: Reversal | None = None  # the shell records it through ledger.reversals
 
 
 def amount_problem(view: LedgerView, provider_amount: int | None) -> str | None:
@@ -213,17 +229,26 @@ def evaluate(view: LedgerView, answer: LookupAnswer, policy: Policy, now: dt.dat
     answer = _attributed(view, answer)
     attempts = view.check_attempts + 1
     reading = _read(view, answer, policy, attempts)
-    settled = _settle(view, answer)
+    after_success = _settle_after_success(view, answer)
+    settled, reversal = after_success or (_settle(view, answer), None)
     open_, resolved = _findings(view, reading, settled, policy, now)
     # A confirmed transfer the provider can no longer find (its records were lost or purged:
     # a restored or restarted provider) keeps the outcome the provider confirmed. It is news,
     # one unknown_to_provider finding, and then it is not looked up again: asking on would
     # only repeat the same answer. A new webhook for it makes it due again.
     forgotten = view.confirmed and FindingKind.UNKNOWN_TO_PROVIDER in open_
+    next_check_in = None if settled.final or forgotten else reading.next_check_in
+    reverify_done = view.reverify_done
+    if settled.final and settled.status is TransferStatus.SUCCESSFUL and policy.reverify_after:
+        # A settled success is due again at its next age (reconcile/reverify.py).
+        since = view.confirmed_at if view.confirmed and view.confirmed_at else now
+        done = view.reverify_done if view.confirmed else 0
+        reverify_done = ages_passed(since, now, policy.reverify_after, done)
+        next_check_in = next_reverify_in(since, now, policy.reverify_after, reverify_done)
     return Verdict(
         status=settled.status,
         confirmed=settled.confirmed,
-        next_check_in=None if settled.final or forgotten else reading.next_check_in,
+        next_check_in=next_check_in,
         check_attempts=0 if settled.final else attempts,
         not_found_count=reading.not_found,
         provider_status=reading.provider_status,
@@ -236,6 +261,13 @@ def evaluate(view: LedgerView, answer: LookupAnswer, policy: Policy, now: dt.dat
         resolved=resolved,
         newly_confirmed=settled.confirmed and not view.confirmed,
         provider_error=reading.provider_error,
+        reverify_done=reverify_done,
+        reverified=(
+            view.confirmed
+            and view.status is TransferStatus.SUCCESSFUL
+            and isinstance(answer, Found)
+        ),
+        reversal=reversal,
     )
 
 
@@ -313,6 +345,44 @@ def _settle(view: LedgerView, answer: LookupAnswer) -> _Settled:
         return _Settled(view.status, confirmed=True, final=False)
     status = view.webhook_status if view.webhook_status in FINAL else TransferStatus.PENDING
     return _Settled(status, confirmed=False, final=False)
+
+
+def _settle_after_success(
+    view: LedgerView, answer: LookupAnswer
+) -> tuple[_Settled, Reversal | None] | None:
+    """The status after `answer` when a success's later life decides it (PRODUCT.md:
+    Reversals), else None: a confirmed success the provider now calls failed is reversed
+    (found by a webhook when one said failed, else by the lookup), and a reversed transfer
+    stays reversed whatever comes after, a `successful` answer being a status_conflict."""
+    found = answer if isinstance(answer, Found) else None
+    if view.status is TransferStatus.REVERSED:
+        conflict = None
+        if found is not None and found.status is TransferStatus.SUCCESSFUL:
+            conflict = (
+                "the provider answers successful for a transfer it reversed; the reversal stands"
+            )
+        # Provider errors are retried with backoff as for any lookup; any answer settles it.
+        final = isinstance(answer, Found | NotFound)
+        return _Settled(
+            TransferStatus.REVERSED, confirmed=True, final=final, conflict=conflict
+        ), None
+    if (
+        view.confirmed
+        and view.status is TransferStatus.SUCCESSFUL
+        and found is not None
+        and found.status is TransferStatus.FAILED
+    ):
+        source = (
+            ReversalSource.WEBHOOK
+            if view.webhook_status is TransferStatus.FAILED
+            else ReversalSource.LOOKUP
+        )
+        reason = found.failure_reason or "the provider now answers failed"
+        # The success was true when confirmed: an earlier success webhook is no conflict.
+        return _Settled(TransferStatus.REVERSED, confirmed=True, final=True), Reversal(
+            reason, source
+        )
+    return None
 
 
 def _findings(

@@ -13,7 +13,7 @@ import structlog
 
 from ledger.checks import CheckResult, CheckRow
 from ledger.events.types import Subject
-from ledger.types import TransferStatus
+from ledger.types import PROVIDER_STATUSES, TransferStatus
 from provider.errors import (
     AuthenticationError,
     ForeignAnswerError,
@@ -63,6 +63,8 @@ def answer_of(result: Any) -> Found | Uninterpretable:
     """A provider Transaction as the core's `Found` (or Uninterpretable when it is odd)."""
     try:
         status = TransferStatus(str(getattr(result.status, "value", result.status)))
+        if status not in PROVIDER_STATUSES:  # `reversed` is ours, never the provider's word
+            raise ValueError(status)
     except ValueError:
         return Uninterpretable(f"unknown transaction status {result.status!r}")
     return Found(

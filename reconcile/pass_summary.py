@@ -43,6 +43,9 @@ class PassSummary:
     not_found: int = 0
     transient_errors: int = 0
     foreign_answers: int = 0  # answers not in the provider's format (a wrong base URL)
+    # Confirmed successes looked up again, and reversals found (PRODUCT.md: Reversals).
+    reverified: int = 0
+    reversed: int = 0
     alerts_sent: int = 0
     alerts_failed: int = 0
     raised_by_kind: dict[str, int] = field(default_factory=dict)

@@ -23,7 +23,7 @@ from ledger.queries import ANY_FINDING, decode_cursor, find_transfer, list_trans
 from ledger.subjects import subject_of
 from ledger.timeline import Entry
 from ledger.timeline_sources import collection_timeline, transfer_timeline
-from ledger.types import FindingKind, TransferStatus, takes_text, utcnow
+from ledger.types import PROVIDER_STATUSES, FindingKind, TransferStatus, takes_text, utcnow
 from reconcile.reports.errors import PeriodError
 from reconcile.reports.period import lagos_day, lagos_midnight_utc, parse_day
 
@@ -210,7 +210,7 @@ async def collections_page(request: Request) -> Response:
         given=given,
         problems=problems,
         items=items,
-        statuses=list(TransferStatus),
+        statuses=list(PROVIDER_STATUSES),
         kinds=list(FindingKind),
         any_finding=ANY_FINDING,
         next_link=None if next_cursor is None else page_link(path, given, cursor=next_cursor),

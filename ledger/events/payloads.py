@@ -36,6 +36,21 @@ def transfer_confirmed(transfer: Transfer) -> dict[str, Any]:
     }
 
 
+def transfer_reversed(transfer: Transfer) -> dict[str, Any]:
+    """`transfer.reversed`: a transfer confirmed successful that came back (PRODUCT.md:
+    Reversals)."""
+    return {
+        "reference": transfer.reference,
+        "provider_reference": transfer.provider_reference,
+        "amount": transfer.amount,
+        "fee": transfer.fee,
+        "failure_reason": transfer.failure_reason,
+        "confirmed_at": iso(transfer.confirmed_at),
+        "reversed_at": iso(transfer.reversed_at),
+        "source": transfer.reversal_source,
+    }
+
+
 def collection_confirmed(collection: Collection) -> dict[str, Any]:
     """`collection.confirmed`: the collection once the provider's API confirmed its final
     status (PRODUCT.md: Collections)."""

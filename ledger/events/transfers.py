@@ -1,4 +1,5 @@
-"""The events of a transfer's own changes: `transfer.confirmed` and `transfer.reported`."""
+"""The events of a transfer's own changes: `transfer.confirmed`, `transfer.reported` and
+`transfer.reversed`."""
 
 from __future__ import annotations
 
@@ -22,14 +23,39 @@ def confirmed(
 ) -> str:
     """Write `transfer.confirmed` about a transfer whose final status the provider's API has
     just confirmed for the first time, as the transfer now stands; its `evt_` id."""
+    data = payloads.transfer_confirmed(transfer)
+    return _about(session, transfer, RelayEventType.TRANSFER_CONFIRMED, data, now, endpoints)
+
+
+def reversed_(
+    session: Session,
+    transfer: Transfer,
+    *,
+    now: dt.datetime,
+    endpoints: list[Subscriber] | None = None,
+) -> str:
+    """Write `transfer.reversed` about a confirmed success that came back, as the transfer now
+    stands (`ledger.reversals.reverse_transfer` is its one caller); its `evt_` id."""
+    data = payloads.transfer_reversed(transfer)
+    return _about(session, transfer, RelayEventType.TRANSFER_REVERSED, data, now, endpoints)
+
+
+def _about(
+    session: Session,
+    transfer: Transfer,
+    type: RelayEventType,
+    data: dict[str, Any],
+    now: dt.datetime,
+    endpoints: list[Subscriber] | None,
+) -> str:
     assert transfer.id is not None
     return emit(
         session,
-        type=RelayEventType.TRANSFER_CONFIRMED,
+        type=type,
         subject=Subject.TRANSFER,
         subject_id=transfer.id,
         reference=transfer.reference,
-        data=payloads.transfer_confirmed(transfer),
+        data=data,
         now=now,
         endpoints=endpoints,
     )

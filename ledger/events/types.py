@@ -10,6 +10,7 @@ class RelayEventType(enum.StrEnum):
 
     TRANSFER_CONFIRMED = "transfer.confirmed"
     TRANSFER_REPORTED = "transfer.reported"
+    TRANSFER_REVERSED = "transfer.reversed"  # a confirmed success came back (Reversals)
     COLLECTION_CONFIRMED = "collection.confirmed"
     FINDING_OPENED = "finding.opened"
     FINDING_RESOLVED = "finding.resolved"

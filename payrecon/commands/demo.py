@@ -61,6 +61,12 @@ def demo(transfers: int, directory: Path, seed: int) -> None:
     table.add_row("collections confirmed by the provider", str(collections.confirmed))
     table.add_row("collected (received)", naira(collections.received))
     table.add_row("reconciler passes", str(result.passes))
+    if result.reversal is not None:
+        found = result.reversal.found_by
+        table.add_row(
+            "reversed after success, webhook dropped",
+            f"{result.reversal.reference} ({found or 'not found yet'})",
+        )
     for kind, count in sorted(result.open_findings.items()):
         table.add_row(f"open finding: {kind}", str(count))
     relayed = result.relayed

@@ -84,5 +84,18 @@ class Book(Protocol[Row, V]):
     ) -> Any:
         """Write the event saying the provider confirmed the row's final status."""
 
+    def settle(
+        self,
+        session: Session,
+        row: Row,
+        verdict: V,
+        *,
+        now: dt.datetime,
+        endpoints: list[Subscriber],
+        summary: PassSummary,
+    ) -> None:
+        """What the verdict changes beyond the common fields, after the confirmed event and
+        before findings (a transfer's reversal); nothing for most books."""
+
     def counts(self, summary: PassSummary) -> LookupCounts:
         """Where the pass counts this book's lookups."""

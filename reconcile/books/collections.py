@@ -91,6 +91,18 @@ class CollectionBook:
         """`collection.confirmed`."""
         return relay_collections.confirmed(session, row, now=now, endpoints=endpoints)
 
+    def settle(
+        self,
+        session: Session,
+        row: Collection,
+        verdict: CollectionVerdict,
+        *,
+        now: dt.datetime,
+        endpoints: list[Subscriber],
+        summary: PassSummary,
+    ) -> None:
+        """Nothing beyond the common fields: a collection is never reversed."""
+
     def counts(self, summary: PassSummary) -> LookupCounts:
         """The summary's `collections` counters."""
         return summary.collections

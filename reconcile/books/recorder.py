@@ -59,6 +59,7 @@ def record_chunk(
             answer = by_id[row.id]
             verdict = book.evaluate(row, answer, now)
             _write(session, book, row, verdict, now, endpoints)
+            book.settle(session, row, verdict, now=now, endpoints=endpoints, summary=summary)
             _findings(
                 session, book, row, verdict, now, summary, open_kinds.get(row.id, set()), endpoints
             )

@@ -13,6 +13,7 @@ from ledger.events import transfers as relay_transfers
 from ledger.events.outbox import Subscriber
 from ledger.events.types import Subject
 from ledger.models import Transfer
+from ledger.reversals import reverse_transfer
 from ledger.types import FindingKind, Initiation, TransferStatus, status_or_none
 from reconcile.alert_plan import rules_of
 from reconcile.answers import LookupAnswer
@@ -42,6 +43,7 @@ def policy_of(settings: Any) -> Policy:
         stale_after=settings.stale_after,
         fee_schedule=settings.fee_schedule,
         alerting=rules_of(settings),
+        reverify_after=tuple(settings.reverify_after),
     )
 
 
@@ -65,6 +67,8 @@ def view_of(transfer: Transfer) -> LedgerView:
         failure_reason=transfer.failure_reason,
         check_attempts=transfer.check_attempts,
         not_found_count=transfer.not_found_count,
+        confirmed_at=transfer.confirmed_at,
+        reverify_done=transfer.reverify_done,
     )
 
 
@@ -88,6 +92,31 @@ class TransferBook:
         """The provider's figures."""
         row.provider_amount = verdict.provider_amount
         row.provider_fee = verdict.provider_fee
+        row.reverify_done = verdict.reverify_done
+
+    def settle(
+        self,
+        session: Session,
+        row: Transfer,
+        verdict: Verdict,
+        *,
+        now: dt.datetime,
+        endpoints: list[Subscriber],
+        summary: PassSummary,
+    ) -> None:
+        """Re-verification counts, and the reversal the verdict found (docs/rules.md:
+        Reversals), after `transfer.confirmed` so `transfer.reversed` comes next in order."""
+        summary.reverified += verdict.reverified
+        if verdict.reversal is not None and reverse_transfer(
+            session,
+            row,
+            reason=verdict.reversal.reason,
+            source=verdict.reversal.source,
+            now=now,
+            endpoints=endpoints,
+        ):
+            summary.reversed += 1
+            summary.count_raised(FindingKind.REVERSED_AFTER_SUCCESS.value)
 
     def confirmed(
         self, session: Session, row: Transfer, *, now: dt.datetime, endpoints: list[Subscriber]

@@ -10,7 +10,7 @@ from markupsafe import Markup
 
 from reconcile.durations import describe_duration
 from reconcile.reports.charts import bar_chart, hbar_chart
-from reconcile.reports.model import STATUSES, Report
+from reconcile.reports.model import COLLECTION_STATUSES, STATUSES, Report
 from reconcile.reports.naira import naira, naira_text
 from web.templates import with_filters
 
@@ -64,6 +64,7 @@ def render_html(
         period=report.period.as_dict(),
         cards=_cards(report),
         statuses=STATUSES,
+        collection_statuses=COLLECTION_STATUSES,
         daily_charts=_daily_charts(report),
         kinds_chart=_svg(hbar_chart(kinds, title="Open findings by kind")),
         findings=findings,
@@ -90,7 +91,7 @@ def _cards(report: Report) -> list[Card]:
             naira(report.net_flow),
             "received − collection fees − wallet debit",
         ),
-        Card("Fees charged", naira(report.fees_total), "successful and failed"),
+        Card("Fees charged", naira(report.fees_total), "successful, failed and reversed"),
         Card(
             "Fees on failed transfers",
             naira(report.fees_on_failed),

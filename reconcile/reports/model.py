@@ -11,7 +11,10 @@ from ledger.types import FindingKind, TransferStatus
 from reconcile.checks import DEFAULT_STALE_AFTER
 from reconcile.reports.period import Period
 
-STATUSES: tuple[str, ...] = ("successful", "failed", "pending")
+# A collection has the provider's three statuses; a transfer also `reversed` (PRODUCT.md:
+# Reversals).
+COLLECTION_STATUSES: tuple[str, ...] = ("successful", "failed", "pending")
+STATUSES: tuple[str, ...] = (*COLLECTION_STATUSES, "reversed")
 # Where a bounded answer sends a reader for the whole list: the findings queue and the stale
 # transfers, both paged by cursor (the report files, `payrecon report`, hold every entry).
 FINDINGS_QUEUE = "/api/findings?state=open"
@@ -103,7 +106,7 @@ class CollectionTotals:
                     "amount": self.status(name).amount,
                     "fee": self.status(name).fee,
                 }
-                for name in STATUSES
+                for name in COLLECTION_STATUSES
             },
             "received": self.received,
             "fees": self.fees,
@@ -217,13 +220,21 @@ class Report:
         return self.status(TransferStatus.FAILED).fee
 
     @property
+    def fees_on_reversed(self) -> int:
+        """Fees of transfers reversed after success: the amount came back, the fee did not
+        (PRODUCT.md: Reversals)."""
+        return self.status(TransferStatus.REVERSED).fee
+
+    @property
     def fees_total(self) -> int:
-        """Fees charged: successful and failed transfers, never quotes on pending ones."""
-        return self.fees_on_successful + self.fees_on_failed
+        """Fees charged: successful, failed and reversed transfers, never quotes on pending
+        ones."""
+        return self.fees_on_successful + self.fees_on_failed + self.fees_on_reversed
 
     @property
     def wallet_debit(self) -> int:
-        """What left the wallet: amount and fee of successful transfers plus fees on failed."""
+        """What left the wallet: amount and fee of successful transfers plus the fees of failed
+        and reversed ones (a reversed transfer's amount came back)."""
         return self.status(TransferStatus.SUCCESSFUL).amount + self.fees_total
 
     @property
@@ -260,6 +271,7 @@ class Report:
                 "total": self.fees_total,
                 "on_successful": self.fees_on_successful,
                 "on_failed": self.fees_on_failed,
+                "on_reversed": self.fees_on_reversed,
                 "quoted_on_pending": pending.fee,
             },
             "wallet_debit": self.wallet_debit,

@@ -46,6 +46,7 @@ from reconcile.reports.sql import (
 _SUCCESSFUL = TransferStatus.SUCCESSFUL.value
 _FAILED = TransferStatus.FAILED.value
 _PENDING = TransferStatus.PENDING.value
+_REVERSED = TransferStatus.REVERSED.value
 
 
 def compute_report(
@@ -164,12 +165,13 @@ def _totals_and_days(
 
 def _add_to_day(line: DayLine, status: str, count: int, amount: int, fee: int) -> DayLine:
     # Day figures (PRODUCT.md): every transfer counts, amounts of successful ones only, fees
-    # charged on successful and failed ones, and the number of failures.
+    # charged on successful, failed and reversed ones (PRODUCT.md: Reversals), and the number
+    # of failures.
     return DayLine(
         date=line.date,
         count=line.count + count,
         amount=line.amount + (amount if status == _SUCCESSFUL else 0),
-        fee=line.fee + (fee if status in (_SUCCESSFUL, _FAILED) else 0),
+        fee=line.fee + (fee if status in (_SUCCESSFUL, _FAILED, _REVERSED) else 0),
         failed=line.failed + (count if status == _FAILED else 0),
     )
 

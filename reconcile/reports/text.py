@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from reconcile.durations import describe_duration
-from reconcile.reports.model import STATUSES, Report
+from reconcile.reports.model import COLLECTION_STATUSES, STATUSES, Report
 from reconcile.reports.naira import naira, naira_text
 
 TEXT_ROW_LIMIT = 50  # longer lists belong in the CSV or the spreadsheet, not a terminal
@@ -58,9 +58,10 @@ def _fees_table(report: Report) -> Table:
     table = _money_table("Fees and wallet")
     table.add_column("Figure")
     table.add_column("Naira", justify="right")
-    table.add_row("Fees charged (successful + failed)", naira(report.fees_total))
+    table.add_row("Fees charged (successful + failed + reversed)", naira(report.fees_total))
     table.add_row("Fees on successful transfers", naira(report.fees_on_successful))
     table.add_row("Fees charged on failed transfers", naira(report.fees_on_failed))
+    table.add_row("Fees on reversed transfers", naira(report.fees_on_reversed))
     table.add_row("Fees quoted on pending transfers", naira(report.status("pending").fee))
     table.add_section()
     table.add_row("[bold]Wallet debit[/bold]", f"[bold]{naira(report.wallet_debit)}[/bold]")
@@ -80,7 +81,7 @@ def _collections_table(report: Report) -> Table:
     table.add_column("Amount", justify="right")
     table.add_column("Fees", justify="right")
     collections = report.collections
-    for name in STATUSES:
+    for name in COLLECTION_STATUSES:
         totals = collections.status(name)
         fee_label = naira(totals.fee) + (" (quoted)" if name == "pending" else "")
         table.add_row(name, f"{totals.count:,}", naira(totals.amount), fee_label)

@@ -14,7 +14,7 @@ from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet._write_only import WriteOnlyWorksheet
 
-from reconcile.reports.model import STATUSES, Report
+from reconcile.reports.model import COLLECTION_STATUSES, STATUSES, Report
 from reconcile.reports.naira import naira_number
 from reconcile.reports.rows import TransferRow
 
@@ -121,6 +121,7 @@ def _write_summary(sheet: WriteOnlyWorksheet, report: Report) -> None:
         ("Fees charged (total)", report.fees_total),
         ("Fees on successful transfers", report.fees_on_successful),
         ("Fees charged on failed transfers", report.fees_on_failed),
+        ("Fees on reversed transfers", report.fees_on_reversed),
         ("Fees quoted on pending transfers", report.status("pending").fee),
         ("Wallet debit", report.wallet_debit),
     ):
@@ -150,7 +151,7 @@ def _write_summary(sheet: WriteOnlyWorksheet, report: Report) -> None:
 def _write_collection_summary(sheet: WriteOnlyWorksheet, report: Report) -> None:
     collections = report.collections
     sheet.append(_header(sheet, ("Collections", "Count", "Amount (NGN)", "Fee (NGN)")))
-    for name in STATUSES:
+    for name in COLLECTION_STATUSES:
         totals = collections.status(name)
         sheet.append([name, totals.count, _money(sheet, totals.amount), _money(sheet, totals.fee)])
     sheet.append(["total", collections.total, None, None])

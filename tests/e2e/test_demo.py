@@ -47,7 +47,13 @@ def test_the_demo_pays_reconciles_and_reports(tmp_path: Path) -> None:
     assert report["findings"]["fee_mismatch"] == 1
     assert report["fees"]["on_failed"] == by_status["failed"]["fee"]
     successful = [r for r in rows if r["status"] == "successful"]
-    assert len(successful) == by_status["successful"]["count"] == 38
+    assert len(successful) == by_status["successful"]["count"] == 37
+    # One success came back with its webhook dropped: found by re-verification (Reversals).
+    [gone] = [r for r in rows if r["status"] == "reversed"]
+    assert by_status["reversed"]["count"] == 1 and report["findings"]["reversed_after_success"] == 1
+    assert by_status["reversed"]["amount"] == int(gone["amount"])
+    assert report["wallet_debit"] == (by_status["successful"]["amount"] + report["fees"]["total"])
+    assert f"{gone['reference']} (lookup)" in result.stdout
     assert "confirmed by the provider" in result.stdout
     # Collections: 4 paid exactly, 1 over, 1 under, 1 late, 1 never (it expires, failed).
     collections = report["collections"]
@@ -63,12 +69,14 @@ def test_the_demo_pays_reconciles_and_reports(tmp_path: Path) -> None:
         collections["received"] - collections["fees"] - report["wallet_debit"]
     )
     assert _figure(result.stdout, "collections confirmed by the provider") == 8
-    # 39 + 8 final statuses confirmed and 5 findings opened (2 transfers, 3 collections).
-    assert _figure(result.stdout, "events delivered to the demo consumer") == 52
-    assert _figure(result.stdout, "verified by the consumer (Standard Webhooks)") == 52
+    # 39 + 8 final statuses confirmed, 1 reversal and 6 findings opened (3 transfers, 3
+    # collections).
+    assert _figure(result.stdout, "events delivered to the demo consumer") == 54
+    assert _figure(result.stdout, "verified by the consumer (Standard Webhooks)") == 54
     assert _figure(result.stdout, "transfer.confirmed") == 39
     assert _figure(result.stdout, "collection.confirmed") == 8
-    assert _figure(result.stdout, "finding.opened") == 5
+    assert _figure(result.stdout, "finding.opened") == 6
+    assert _figure(result.stdout, "transfer.reversed") == 1
     assert "₦" in html and "<script src=" not in html
 
 

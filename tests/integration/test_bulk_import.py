@@ -106,7 +106,9 @@ def test_an_orphans_registration_in_an_import_resolves_its_finding(
         )
         session.flush()
         orphan = session.execute(select(Transfer)).scalar_one()
-        session.add(Finding(subject="transfer", subject_id=orphan.id, kind="orphan_event", detail="orphan"))
+        session.add(
+            Finding(subject="transfer", subject_id=orphan.id, kind="orphan_event", detail="orphan")
+        )
     csv_file = tmp_path / "orphan.csv"
     csv_file.write_text("reference,amount\nNEW-1,1\nNEW-2,2\nNEW-3,3\nORPH,900\n")
     result = run_cli(database_url, "transfer", "import", str(csv_file), "--json")

@@ -50,6 +50,9 @@ def test_defaults_match_the_contract() -> None:
         ("PAYRECON_CONSOLE_URL", "ftp://ops.example.com"),
         ("PAYRECON_CONSOLE_URL", "https://user:pw@ops.example.com"),
         ("PAYRECON_CONSOLE_URL", "ops.example.com"),
+        ("PAYRECON_REVERIFY_AFTER", "1h,2x"),
+        ("PAYRECON_REVERIFY_AFTER", "24h,1h"),
+        ("PAYRECON_REVERIFY_AFTER", ""),
     ],
 )
 def test_a_bad_setting_names_its_variable(

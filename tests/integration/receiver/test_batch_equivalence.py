@@ -15,7 +15,7 @@ from sqlalchemy import Engine, select
 from ledger.db import create_db_engine, read_session, write_session
 from ledger.events.types import RelayEventType
 from ledger.models import Delivery, Finding, RelayDelivery, RelayEvent, Transfer, WebhookEvent
-from ledger.queries import ExpectedTransfer, register_expected
+from ledger.queries import ExpectedTransfer, find_transfer, register_expected
 from ledger.types import utcnow
 from receiver.apply import IncomingDelivery, apply_delivery
 from receiver.batch import apply_batch
@@ -142,6 +142,15 @@ def _seed(engine: Engine) -> None:
     box = SecretBox(["x" * 32])
     with write_session(engine) as session:
         register_expected(session, ExpectedTransfer("m-A", 1000, 100), now=utcnow())
+        # Confirmed successes (PRODUCT.md: Reversals): a failure reported after them is
+        # reversal evidence, with (m-B) or without (m-C) a success webhook before it.
+        for reference, webhook in (("m-B", "successful"), ("m-C", None)):
+            register_expected(session, ExpectedTransfer(reference, 1000, 100), now=utcnow())
+            confirmed = find_transfer(session, reference, for_update=True)
+            assert confirmed is not None
+            confirmed.status, confirmed.confirmed = "successful", True
+            confirmed.webhook_status = webhook
+            confirmed.confirmed_at = confirmed.updated_at = utcnow()
         now = utcnow()
         endpoints.add(session, box, url="http://127.0.0.1:9/default", now=now, allow=LOOPBACK)
         every = ",".join(t.value for t in RelayEventType)
@@ -173,7 +182,8 @@ def test_batches_and_single_deliveries_reach_the_same_ledger(
     cuts: list[int],
 ) -> None:
     """Applying a sequence in batches of any size gives the same state as one by one, and the
-    same relay events (type, subject, sequence, data) with the same deliveries."""
+    same relay events (type, subject, sequence, data) with the same deliveries, confirmed
+    successes receiving reversal evidence included."""
     factory = request.getfixturevalue(f"{backend}_factory")
     engines = [create_db_engine(factory.new()), create_db_engine(factory.new())]
     try:

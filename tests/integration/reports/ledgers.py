@@ -156,7 +156,7 @@ def expected_figures(specs: list[Spec]) -> dict[str, Any]:
     """The report's money figures, computed in Python from the specs alone."""
     by_status: dict[str, dict[str, int]] = {
         name: {"count": 0, "amount": 0, "fee": 0, "unconfirmed": 0}
-        for name in ("successful", "failed", "pending")
+        for name in ("successful", "failed", "pending", "reversed")
     }
     days: dict[dt.date, dict[str, int]] = defaultdict(
         lambda: {"count": 0, "amount": 0, "fee": 0, "failed": 0}
@@ -172,12 +172,13 @@ def expected_figures(specs: list[Spec]) -> dict[str, Any]:
         day["count"] += 1
         if spec.status == "successful":
             day["amount"] += spec.moved
-        if spec.status in ("successful", "failed"):
+        if spec.status in ("successful", "failed", "reversed"):
             day["fee"] += spec.charged
         if spec.status == "failed":
             day["failed"] += 1
     fees_failed = by_status["failed"]["fee"]
-    fees_total = by_status["successful"]["fee"] + fees_failed
+    # A reversed transfer's amount came back; its fee did not (PRODUCT.md: Reversals).
+    fees_total = by_status["successful"]["fee"] + fees_failed + by_status["reversed"]["fee"]
     open_kinds = Counter(
         kind for spec in specs for kind, state in spec.findings if state != "resolved"
     )

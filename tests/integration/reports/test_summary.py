@@ -105,6 +105,7 @@ def test_pending_quotes_are_not_fees_charged_but_failed_fees_are(engine: Engine)
         "total": 1075 + 2500,
         "on_successful": 1075,
         "on_failed": 2500,
+        "on_reversed": 0,
         "quoted_on_pending": 5000,
     }
     assert got["wallet_debit"] == 100_000 + 1075 + 2500

@@ -123,6 +123,26 @@ def test_both_outcomes_by_webhook_raise_a_status_conflict() -> None:
     )
 
 
+def test_a_failure_after_a_confirmed_success_webhook_is_reversal_evidence() -> None:
+    """After the provider confirmed a transfer a success webhook had reported, a failure
+    replaces that evidence and makes it due at once, with no conflict between webhooks (the
+    lookup decides: PRODUCT.md, Reversals)."""
+    held = _expected(provider_reference="TRF_1", webhook_status="successful", confirmed=True)
+    decision = _decide(_failed(), held)
+    assert decision.findings == () and decision.reported is None
+    assert decision.changes is not None
+    assert decision.changes["next_check_at"] == NOW
+    assert decision.changes["webhook_status"] == "failed" and "status" not in decision.changes
+
+
+def test_a_success_after_a_failure_webhook_on_a_confirmed_transfer_still_conflicts() -> None:
+    """Only a failure after confirmation is reversal evidence; a success after a failure
+    webhook is still a conflict between webhooks."""
+    held = _expected(provider_reference="TRF_1", webhook_status="failed", confirmed=True)
+    decision = _decide(_success(), held)
+    assert [f.kind for f in decision.findings] == [FindingKind.STATUS_CONFLICT]
+
+
 def test_the_same_outcome_again_only_makes_the_transfer_due() -> None:
     """An agreeing outcome changes nothing but the times and raises nothing."""
     held = _expected(provider_reference="TRF_1", webhook_status="successful")

@@ -30,7 +30,7 @@ def test_json_shape_has_the_contract_keys_in_kobo() -> None:
         "days",
     }
     assert data["period"] == {"since": "2025-03-01", "until": "2025-03-02"}
-    assert list(data["transfers"]["by_status"]) == ["successful", "failed", "pending"]
+    assert list(data["transfers"]["by_status"]) == ["successful", "failed", "pending", "reversed"]
     assert data["transfers"]["by_status"]["failed"] == {
         "count": 1,
         "amount": 50_000,
