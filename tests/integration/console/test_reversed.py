@@ -28,7 +28,8 @@ def _confirm(engine: Engine, transfer_id: int) -> None:
         row.status, row.confirmed, row.confirmed_at = "successful", True, T0
         session.add(
             ProviderCheck(
-                transfer_id=transfer_id,
+                subject="transfer",
+                subject_id=transfer_id,
                 checked_at=T0 + dt.timedelta(hours=1),
                 http_status=200,
                 result="found",

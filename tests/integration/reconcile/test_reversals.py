@@ -53,7 +53,9 @@ def _findings(engine: Engine, reference: str) -> list[tuple[str, str, bool]]:
     with read_session(engine) as session:
         transfer_id = find_transfer(session, reference).id  # type: ignore[union-attr]
         rows = session.execute(
-            select(Finding).where(Finding.transfer_id == transfer_id).order_by(Finding.id)  # type: ignore[arg-type]
+            select(Finding)
+            .where(Finding.subject == "transfer", Finding.subject_id == transfer_id)
+            .order_by(Finding.id)  # type: ignore[arg-type]
         ).scalars()
         return [(f.kind, f.detail, f.resolved_at is None) for f in rows]
 
@@ -374,7 +376,8 @@ def test_two_reconcilers_record_each_reversal_once(postgres_url: str) -> None:
 
     engine = create_db_engine(postgres_url)
     try:
-        settings = _fake_settings(postgres_url, provider_concurrency=4)
+        # One alert per reversal, as before grouping (PAYRECON_ALERT_GROUP_AFTER is what groups).
+        settings = _fake_settings(postgres_url, provider_concurrency=4, alert_group_after=100_000)
         references = [f"P-{i}" for i in range(40)]
         _registered(engine, *references)
         lookup = _successes(references)
