@@ -43,7 +43,8 @@ def test_an_endpoint_is_added_listed_switched_rotated_and_removed(database_url: 
         (1, HOOK, ["transfer.confirmed"], True, 0),
         (2, "http://127.0.0.1:9001/other", items[1]["events"], True, 0),
     ]
-    assert "transfer.reported" not in items[1]["events"] and len(items[1]["events"]) == 5
+    # Every type but transfer.reported (transfer.reversed included).
+    assert "transfer.reported" not in items[1]["events"] and len(items[1]["events"]) == 6
     disabled = _run(["disable", "1"], env)
     table = _run(["list"], env)
     assert disabled.stdout.strip() == "endpoint 1 disabled"
