@@ -1,4 +1,4 @@
-"""The admin API of collections: create, register, read one, list (PRODUCT.md: Collections)."""
+"""The admin API of collections: create, register, read one, list (docs/rules.md: Collections)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ledger.types import utcnow
 from payments.collections import CollectionRequest, CollectionResult
 from payments.errors import CollectionError, CollectionInputError
 
-# The body's keys are the CLI's option names (PRODUCT.md: Collections).
+# The body's keys are the CLI's option names (docs/rules.md: Collections).
 CREATE_FIELDS = frozenset(
     {"amount", "reference", "currency", "customer_name", "customer_email", "customer_phone"}
 )

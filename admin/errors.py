@@ -88,7 +88,7 @@ class EndpointBodyError(InvalidError):
 
 
 class AddressRefusedError(InvalidError):
-    """400: a relay URL that resolves to a place destinations may not reach (PRODUCT.md:
+    """400: a relay URL that resolves to a place destinations may not reach (docs/rules.md:
     Robustness rules, "Relay destinations are not a way into the host")."""
 
     status_code = 400

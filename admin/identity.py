@@ -259,7 +259,7 @@ async def _admit(request: Request, role: Role, *, csrf_always: bool) -> Request:
     is refused. `csrf_always`: console forms always carry the token (a browser may also hold
     Basic credentials); API calls need it only when the cookie is what proves who they are."""
     # Bearer/Basic guessing counts in the login throttle and is audited, as a failed
-    # `POST /login` is (PRODUCT.md Robustness rules: "Guessing is throttled and seen").
+    # `POST /login` is (docs/rules.md Robustness rules: "Guessing is throttled and seen").
     throttle = _throttle(request) if _tries_a_token(request) else None
     address = remote_address(request) or "unknown"
     if throttle is not None and (wait := throttle.retry_after(address)) is not None:

@@ -234,7 +234,7 @@ async def get_event(request: Request) -> Response:
     first KiB of each answer for admins only)."""
     event_id = request.path_params["id"]
     # A consumer's answer may carry its internals (an error page, a stack trace): admins
-    # read its first KiB, viewers and finance the status codes (PRODUCT.md: Robustness rules).
+    # read its first KiB, viewers and finance the status codes (docs/rules.md: Robustness rules).
     answers = current_operator(request).role is Role.ADMIN
 
     def load() -> dict[str, Any]:

@@ -29,7 +29,7 @@ from web.forms import read_form
 
 ACK = "acknowledge this finding"
 # The page and the JSON summary list the first 100 open findings and stale transfers, with
-# whole counts (PRODUCT.md Robustness rules: bounded answers); report files list everything.
+# whole counts (docs/rules.md Robustness rules: bounded answers); report files list everything.
 LIST_LIMIT = 100
 
 

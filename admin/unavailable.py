@@ -3,7 +3,7 @@ what it was given (4xx).
 
 Only a database that does not answer is a 503 "database unavailable": a value it refuses (a NUL
 in text on PostgreSQL, an integer past 64 bits) is the caller's input, answered 422, and a
-unique key taken by a concurrent request is a 409 (PRODUCT.md Robustness rules: "Every route
+unique key taken by a concurrent request is a 409 (docs/rules.md Robustness rules: "Every route
 answers bad input with 4xx").
 """
 

@@ -20,7 +20,7 @@ CURSOR_KIND = "a"
 
 
 class AuditAction(enum.StrEnum):
-    """The stable action names of the audit log (PRODUCT.md: Console, operators and audit)."""
+    """The stable action names of the audit log (docs/rules.md: Console, operators and audit)."""
 
     LOGIN = "login"
     LOGIN_FAILED = "login_failed"

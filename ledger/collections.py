@@ -32,7 +32,7 @@ def find_collection(
 
 
 def collection_record(session: Session, collection: Collection) -> dict[str, Any]:
-    """The collection as `GET /api/collections/{reference}` answers it (PRODUCT.md keys)."""
+    """The collection as `GET /api/collections/{reference}` answers it (docs/rules.md keys)."""
     return {
         "reference": collection.reference,
         "provider_reference": collection.provider_reference,

@@ -1,7 +1,7 @@
 """The one figure rule: which of a transfer's or collection's money figures count, and how much
 a finding puts at stake — as SQL expressions and as plain Python, so every surface agrees.
 
-PRODUCT.md "Report figures": money that moved is counted at the provider's confirmed figures
+docs/rules.md "Report figures": money that moved is counted at the provider's confirmed figures
 when there are any, else the webhook's, else the expected amount and quoted fee. The console
 overview, the reports and the findings queue all count with these functions (issue 25, point
 4: the overview and the report once disagreed about webhook-only transfers). A collection's

@@ -1,7 +1,7 @@
 """A finding as every surface shows it: the transfer and collection records, the findings queue
 (`/api/findings`, the console). One function, so the keys cannot drift apart between them.
 
-The keys the relay's `finding.*` events carry (PRODUCT.md: Relay) come from the same function
+The keys the relay's `finding.*` events carry (docs/rules.md: Relay) come from the same function
 as those events (`ledger.events.payloads.finding_fields`); the record adds the operator's view:
 `state`, `assignee`, `ack_note`, the subject's `provider_reference` and `amount` (counted by
 the one figure rule, `ledger.figures`), the finding's `amount_at_stake`, and `notes`.

@@ -77,7 +77,7 @@ class Transfer(SQLModel, table=True):
     not_found_count: int = Field(default=0, nullable=False)
     last_checked_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
     confirmed_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
-    # Re-verification (PRODUCT.md: Reversals): how many ages of PAYRECON_REVERIFY_AFTER have
+    # Re-verification (docs/rules.md: Reversals): how many ages of PAYRECON_REVERIFY_AFTER have
     # been looked at; the next one is `next_check_at`, so the due query stays index-only.
     reverify_done: int = Field(
         default=0, sa_column=Column(Integer, nullable=False, server_default="0")
@@ -87,7 +87,7 @@ class Transfer(SQLModel, table=True):
     reversal_source: str | None = Field(default=None, sa_column=Column(String(16)))
     lease_owner: str | None = Field(default=None, sa_column=Column(String(64)))
     lease_until: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
-    # The `sequence` of the transfer's last relay event (PRODUCT.md: Relay); raised under the
+    # The `sequence` of the transfer's last relay event (docs/rules.md: Relay); raised under the
     # row's lock by whoever writes an event, so two processes never hand out the same number.
     event_sequence: int = Field(
         default=0, sa_column=Column(Integer, nullable=False, server_default="0")
@@ -101,7 +101,7 @@ class Transfer(SQLModel, table=True):
 
 
 class Collection(SQLModel, table=True):
-    """One collection of the merchant: an account a customer pays into (PRODUCT.md:
+    """One collection of the merchant: an account a customer pays into (docs/rules.md:
     Collections), keyed by the merchant's reference and checked like a transfer."""
 
     __tablename__ = "collection"
@@ -238,7 +238,7 @@ class Finding(SQLModel, table=True):
     )
     acknowledged_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
     ack_note: str | None = Field(default=None, sa_column=Column(Text))
-    # The operator working it (PRODUCT.md: Console); None while nobody is.
+    # The operator working it (docs/rules.md: Console); None while nobody is.
     assignee: str | None = Field(default=None, sa_column=Column(String(100), index=True))
     updated_at: dt.datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
@@ -322,7 +322,7 @@ class Lease(SQLModel, table=True):
 
 
 class RelayEndpoint(SQLModel, table=True):
-    """One of the merchant's systems that receives payrecon's events (PRODUCT.md: Relay)."""
+    """One of the merchant's systems that receives payrecon's events (docs/rules.md: Relay)."""
 
     __tablename__ = "relay_endpoint"
 
@@ -433,7 +433,7 @@ class RelayAttempt(SQLModel, table=True):
 
 class OperatorAccount(SQLModel, table=True):
     """A person (or system) allowed into the admin API and console; the token is kept only
-    as its SHA-256 (PRODUCT.md: Console, operators and audit)."""
+    as its SHA-256 (docs/rules.md: Console, operators and audit)."""
 
     __tablename__ = "operator"
 
@@ -487,7 +487,7 @@ class AuditEntry(SQLModel, table=True):
 
 class StatementAccount(SQLModel, table=True):
     """An account statements are imported for: the provider wallet or the merchant's bank
-    account (PRODUCT.md "Statements and period tie-out")."""
+    account (docs/rules.md "Statements and period tie-out")."""
 
     __tablename__ = "statement_account"
 
@@ -592,7 +592,7 @@ class StatementLine(SQLModel, table=True):
     matched_by: str | None = Field(default=None, sa_column=Column(String(64)))
     matched_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
     # A credit the matcher read as a reversal of a transfer the ledger holds successful, not
-    # yet applied to the transfer (PRODUCT.md "Reversals", source `statement`).
+    # yet applied to the transfer (docs/rules.md "Reversals", source `statement`).
     reversal_pending: bool = Field(
         default=False, sa_column=Column(Boolean, nullable=False, server_default="0")
     )

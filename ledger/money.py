@@ -1,5 +1,5 @@
 """Numbers typed by people (admin API bodies, query strings, CSV cells, CLI options): one
-strict rule, pure (PRODUCT.md: Numbers from people)."""
+strict rule, pure (docs/rules.md: Numbers from people)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ _ASCII_DIGITS = re.compile(r"[0-9]+")
 
 def kobo_from_json(value: object, *, minimum: int = 0) -> int:
     """Money from a JSON body: a JSON integer only (not a string, decimal or boolean), from
-    `minimum` to MAX_KOBO (PRODUCT.md: Numbers from people). NumberInputError otherwise."""
+    `minimum` to MAX_KOBO (docs/rules.md: Numbers from people). NumberInputError otherwise."""
     # bool is an int in Python, and JSON true is no amount.
     if isinstance(value, bool) or not isinstance(value, int):
         raise NumberInputError(f"must be a JSON integer number of kobo, not {_json_kind(value)}")

@@ -127,7 +127,7 @@ def _binding(credential_hash: str, nonce: str) -> str:
 
 def bound_to(session_id: str, credential_hash: str) -> bool:
     """True when the session id was issued for the token whose hash is `credential_hash`
-    (sessions follow their credentials: PRODUCT.md Robustness rules)."""
+    (sessions follow their credentials: docs/rules.md Robustness rules)."""
     nonce, dot, mac = session_id.rpartition(".")
     return bool(dot) and hmac.compare_digest(
         mac.encode(), _binding(credential_hash, nonce).encode()

@@ -60,7 +60,7 @@ def transfer_record(session: Session, transfer: Transfer) -> dict[str, Any]:
         "created_at": iso(transfer.created_at),
         "updated_at": iso(transfer.updated_at),
         "confirmed_at": iso(transfer.confirmed_at),
-        # PRODUCT.md: Reversals (null unless a confirmed success came back).
+        # docs/rules.md: Reversals (null unless a confirmed success came back).
         "reversed_at": iso(transfer.reversed_at),
         "reversal_reason": transfer.reversal_reason,
         "reversal_source": transfer.reversal_source,

@@ -1,6 +1,6 @@
 """A confirmed success that came back: the one way a transfer becomes `reversed`.
 
-PRODUCT.md (Reversals): a reversal is found by a re-verification lookup answering `failed`,
+docs/rules.md (Reversals): a reversal is found by a re-verification lookup answering `failed`,
 by a `transfer.failed` webhook that a lookup confirms, or by a credit on the wallet statement.
 Whoever finds it calls `reverse_transfer`, which makes every change of a reversal in the
 caller's transaction: the transfer's status and reversal columns, `transfer.reversed` (after the

@@ -1,6 +1,6 @@
 """Statement accounts and stored lines as the CLI, the API and the console read them: the
 account by name, a line with its match, and the paged list of `statement lines`
-(PRODUCT.md "Statements and period tie-out")."""
+(docs/rules.md "Statements and period tie-out")."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def _account_names(session: Session) -> dict[int, str]:
 def line_record(
     session: Session, line: StatementLine, names: dict[int, str] | None = None
 ) -> dict[str, Any]:
-    """The contract's keys of a stored line (PRODUCT.md: `statement lines --json`)."""
+    """The contract's keys of a stored line (docs/rules.md: `statement lines --json`)."""
     names = names if names is not None else _account_names(session)
     transfer = collection = None
     if line.transfer_id is not None:

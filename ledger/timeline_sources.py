@@ -43,7 +43,7 @@ def record_entries(transfer: Transfer | Collection) -> Iterator[Entry]:
     amount = "" if transfer.amount is None else f"amount {transfer.amount} kobo"
     yield Entry(transfer.created_at, EntryKind.RECORD, f"recorded ({transfer.origin})", amount)
     if transfer.confirmed_at is not None:
-        # A reversed transfer was confirmed successful first (PRODUCT.md: Reversals).
+        # A reversed transfer was confirmed successful first (docs/rules.md: Reversals).
         status = "successful" if transfer.status == "reversed" else transfer.status
         yield Entry(
             transfer.confirmed_at,
@@ -54,7 +54,7 @@ def record_entries(transfer: Transfer | Collection) -> Iterator[Entry]:
 
 
 def reversal_entries(transfer: Transfer) -> Iterator[Entry]:
-    """The transfer's reversal, when a confirmed success came back (PRODUCT.md: Reversals)."""
+    """The transfer's reversal, when a confirmed success came back (docs/rules.md: Reversals)."""
     if transfer.reversed_at is not None:
         yield Entry(
             transfer.reversed_at,

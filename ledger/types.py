@@ -81,12 +81,12 @@ class TransferStatus(enum.StrEnum):
     PENDING = "pending"
     SUCCESSFUL = "successful"
     FAILED = "failed"
-    # A confirmed success that came back (PRODUCT.md: Reversals); final, `confirmed` stays true.
+    # A confirmed success that came back (docs/rules.md: Reversals); final, `confirmed` stays true.
     REVERSED = "reversed"
 
 
 class ReversalSource(enum.StrEnum):
-    """How a reversal was found (PRODUCT.md: Reversals, `reversal_source`)."""
+    """How a reversal was found (docs/rules.md: Reversals, `reversal_source`)."""
 
     LOOKUP = "lookup"  # a re-verification answered failed
     WEBHOOK = "webhook"  # a transfer.failed webhook, confirmed by a lookup
@@ -141,7 +141,7 @@ class DeliveryOutcome(enum.StrEnum):
 
 
 class FindingKind(enum.StrEnum):
-    """The stable finding kinds of PRODUCT.md."""
+    """The stable finding kinds of docs/rules.md."""
 
     AMOUNT_MISMATCH = "amount_mismatch"
     FEE_MISMATCH = "fee_mismatch"

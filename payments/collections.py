@@ -53,7 +53,7 @@ MAX_REFERENCE = 100
 MAX_NAME = 200
 MAX_EMAIL = 254
 MAX_PHONE = 32
-# Loose on purpose (PRODUCT.md asks for shapes, not RFC 5322): one @, a dot after it, no blanks.
+# Loose on purpose (docs/rules.md asks for shapes, not RFC 5322): one @, a dot after it, no blanks.
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 # Nigerian numbers are written 080…, +234 80…, 234-80-…; anything else only gets a warning.
 _PHONE = re.compile(r"\+?[0-9(][0-9 ()\-]{6,19}")

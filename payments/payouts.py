@@ -242,7 +242,7 @@ def _record_rejected(
         transfer.updated_at = now
         if first:
             # The provider's definite refusal confirms a final status: its relay event goes
-            # out in this transaction (PRODUCT.md: Relay, transfer.confirmed).
+            # out in this transaction (docs/rules.md: Relay, transfer.confirmed).
             session.flush()
             relay_transfers.confirmed(session, transfer, now=now)
 

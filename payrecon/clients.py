@@ -21,7 +21,7 @@ def _provider_settings(settings: Settings) -> tuple[str, str]:
 def make_client(settings: Settings) -> ProviderClient:
     """A ProviderClient for the configured provider; ConfigError naming what is missing."""
     base_url, secret_key = _provider_settings(settings)
-    # The transport adds the W3C traceparent while tracing is on (PRODUCT.md: Observability).
+    # The transport adds the W3C traceparent while tracing is on (docs/rules.md: Observability).
     transport = SyncTraceparentTransport(httpx.HTTPTransport())
     return ProviderClient(
         base_url, secret_key, timeout=settings.provider_timeout, transport=transport

@@ -130,13 +130,13 @@ def _settings(directory: Path, sandbox_url: str, secret_key: str) -> Settings:
         fee_schedule=DEMO_FEE_SCHEDULE,
         collection_grace=COLLECTION_GRACE,
         # Successes are looked up again 2 s after confirmation, so the demo's reversal is found
-        # within the minute (PRODUCT.md: Reversals).
+        # within the minute (docs/rules.md: Reversals).
         reverify_after="2s",
         # A key of this run's own seals the consumer's secret; retries come fast.
         relay_keys=secrets.token_urlsafe(32),
         relay_retry_schedule="0.5s,1s,2s",
         # The demo's consumer listens on this machine's loopback, which endpoints may not
-        # reach unless allowed (PRODUCT.md: Robustness rules).
+        # reach unless allowed (docs/rules.md: Robustness rules).
         relay_allow_networks="127.0.0.0/8",
     )
 

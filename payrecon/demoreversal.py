@@ -1,6 +1,6 @@
 """The demo's reversal: a success the beneficiary's bank takes back, with no webhook.
 
-PRODUCT.md (Reversals): once the reconciler has confirmed the demo's chosen payout successful,
+docs/rules.md (Reversals): once the reconciler has confirmed the demo's chosen payout successful,
 the sandbox reverses it (`POST /_sandbox/transfers/{reference}/reverse`, `"webhook": false`,
 as if its webhook had been dropped). Only the re-verification at the demo's short
 PAYRECON_REVERIFY_AFTER can find it; the reconcile loop waits until it has.

@@ -1,5 +1,5 @@
 """The demo's month end: export the sandbox's wallet statement, import it, match it and tie
-the period out (PRODUCT.md "Statements and period tie-out": the demo; its one statement fault
+the period out (docs/rules.md "Statements and period tie-out": the demo; its one statement fault
 leaves one residual item, explained)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Click parameter types for what people type: money in kobo, under the one rule of
-`ledger.types` (PRODUCT.md: Numbers from people)."""
+`ledger.types` (docs/rules.md: Numbers from people)."""
 
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ OTHER_NAMES = frozenset(
 # The shortest token of an alert URL hidden as a value (shorter ones are too likely to be
 # ordinary words, and a URL's real tokens are long); the whole URL and its password always are.
 _MIN_URL_TOKEN = 6
-# The placeholders shipped in .env.example and deploy/kubernetes/secret.yaml (PRODUCT.md:
+# The placeholders shipped in .env.example and deploy/kubernetes/secret.yaml (docs/rules.md:
 # Robustness rules, "Secrets that were never set are refused"): CHANGE-ME, CHANGE_ME, CHANGEME.
 _PLACEHOLDER = re.compile(r"change[-_]?me", re.IGNORECASE)
 _SECRET_FIELDS = (
@@ -95,7 +95,7 @@ class Settings(BaseSettings):
     webhook_hmac_header: str = "X-Webhook-Signature"
     webhook_standard_secret: SecretStr | None = None
     admin_token: SecretStr | None = None
-    # The console (PRODUCT.md: Console, operators and audit): `1` drops the Secure flag from
+    # The console (docs/rules.md: Console, operators and audit): `1` drops the Secure flag from
     # the session cookie (plain-http tests only), how long a session lasts, and how many failed
     # logins from one address within the window get 429 (counted per process).
     insecure_cookies: bool = False
@@ -116,9 +116,9 @@ class Settings(BaseSettings):
     provider_concurrency: int = Field(default=8, ge=1, le=256)
     provider_max_rps: float = Field(default=20, ge=0)
     fee_schedule: FeeSchedule | None = None
-    # Seconds after a collection's expires_at for its last check (PRODUCT.md: Collections).
+    # Seconds after a collection's expires_at for its last check (docs/rules.md: Collections).
     collection_grace: int = Field(default=DEFAULT_COLLECTION_GRACE, ge=0, le=30 * 86400)
-    # Ages after confirmation at which a success is looked up again (PRODUCT.md: Reversals).
+    # Ages after confirmation at which a success is looked up again (docs/rules.md: Reversals).
     reverify_after: Annotated[tuple[int, ...], NoDecode] = Field(
         default_factory=lambda: parse_ages(DEFAULT_REVERIFY_AFTER)
     )
@@ -135,7 +135,7 @@ class Settings(BaseSettings):
     # The console's public address, for links in alerts (`https://ops.example.com`).
     console_url: str | None = None
 
-    # The relay (PRODUCT.md: Relay): delays between attempts after the first, seconds per
+    # The relay (docs/rules.md: Relay): delays between attempts after the first, seconds per
     # attempt, attempts in flight per worker, seconds of nothing but failures before an
     # endpoint is disabled, and the keys that seal endpoints' secrets (relay.keys).
     relay_retry_schedule: Annotated[tuple[float, ...], NoDecode] = Field(
@@ -146,15 +146,15 @@ class Settings(BaseSettings):
     relay_disable_after: int = Field(default=432000, ge=60)
     relay_keys: SecretStr | None = None
     # Networks of the host's own addresses (loopback, link-local…) endpoints may still reach:
-    # unset, none (PRODUCT.md: Robustness rules); tests and the demo list 127.0.0.0/8.
+    # unset, none (docs/rules.md: Robustness rules); tests and the demo list 127.0.0.0/8.
     relay_allow_networks: Annotated[tuple[Network, ...], NoDecode] = ()
-    # Statements (PRODUCT.md "Statements and period tie-out"): how far apart a line's date and
+    # Statements (docs/rules.md "Statements and period tie-out"): how far apart a line's date and
     # its transfer's or collection's may be, and the largest file `statement import` reads.
     statement_date_window: Annotated[dt.timedelta, NoDecode] = dt.timedelta(days=2)
     statement_max_bytes: int = Field(default=200_000_000, ge=1024, le=2**40)
     # Days provider checks of settled transfers are kept (`payrecon checks prune`).
     checks_keep_days: int = Field(default=400, ge=1, le=100_000)
-    # `reconcile run` / `relay run` serve /metrics here (PRODUCT.md: Observability); unset,
+    # `reconcile run` / `relay run` serve /metrics here (docs/rules.md: Observability); unset,
     # they serve none unless --metrics-port says so.
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
     metrics_host: str = "127.0.0.1"

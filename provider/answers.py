@@ -162,7 +162,7 @@ def failure(response: httpx.Response, payload: Any, text: str, scrub: Scrub) -> 
         status not in _BODY_FREE and status < 500 and not is_envelope(payload, status)
     ):
         # A redirect, or a 404 page of another server, is not the provider speaking: never
-        # "not found" (PRODUCT.md, Provider misconfiguration).
+        # "not found" (docs/rules.md, Provider misconfiguration).
         return foreign(response, payload, text, scrub)
     if message is not None:
         mapped = by_message(message, status)

@@ -291,7 +291,7 @@ class Core:
     def list_virtual_accounts(
         self, *, type: str | None, status: str | None, page: int, per_page: int
     ) -> Call[Page[VirtualAccount]]:
-        """Endpoint 2, one page (PRODUCT.md fixes `?type=&status=&page=&per_page=`)."""
+        """Endpoint 2, one page (docs/rules.md fixes `?type=&status=&page=&per_page=`)."""
         return self._get(
             "/v1/virtual-accounts",
             _page,

@@ -1,4 +1,4 @@
-"""Wire types: what the provider answers, typed where the spec (or PRODUCT.md) names a field.
+"""Wire types: what the provider answers, typed where the spec (or docs/rules.md) names a field.
 
 Every model keeps unknown fields (`extra="allow"`), so a field the provider adds
 later is carried through rather than lost. Money fields are strict ints (kobo):
@@ -103,7 +103,7 @@ class TransferInitiation(WireModel):
 
 
 class Transaction(WireModel):
-    """A transaction lookup (endpoints 6 and 7); fields fixed by PRODUCT.md."""
+    """A transaction lookup (endpoints 6 and 7); fields fixed by docs/rules.md."""
 
     reference: Identifier
     merchant_reference: Identifier | None = None
@@ -156,7 +156,7 @@ class VirtualAccount(WireModel):
 
 @dataclass(frozen=True)
 class Page(Generic[T]):
-    """One page of a list and where it sits (PRODUCT.md: `meta {page, per_page, total}`)."""
+    """One page of a list and where it sits (docs/rules.md: `meta {page, per_page, total}`)."""
 
     items: list[T]
     page: int

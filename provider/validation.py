@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from provider.errors import ProviderRequestError
 
-# PRODUCT.md, Numbers. ledger.money holds the same bound for the rest of payrecon; the client
+# docs/rules.md, Numbers. ledger.money holds the same bound for the rest of payrecon; the client
 # keeps its own because it depends on nothing of payrecon's (it is usable on its own).
 MAX_KOBO = 2**63 - 1
 MAX_PER_PAGE = 100

@@ -110,7 +110,7 @@ async def _to_webhook(request: Request) -> Response:
     """307 to `/webhook`: the method and body are sent again there.
 
     The Location is relative: a URL built from the request's Host would send the sender
-    wherever the Host header says (PRODUCT.md Robustness rules)."""
+    wherever the Host header says (docs/rules.md Robustness rules)."""
     query = request.url.query
     return RedirectResponse("/webhook" + (f"?{query}" if query else ""), 307)
 

@@ -115,7 +115,7 @@ def match(
     event: TransferEvent, by_reference: Mapping[str, T], by_provider: Mapping[str, T]
 ) -> T | None:
     """The transfer an event is about: by the merchant's reference, else by the provider's
-    (PRODUCT.md: References); a merchant's reference wins over an equal provider's one."""
+    (docs/rules.md: References); a merchant's reference wins over an equal provider's one."""
     if event.merchant_reference:
         found = by_reference.get(event.merchant_reference) or by_provider.get(
             event.merchant_reference
@@ -228,7 +228,7 @@ def transfer_changes(
             changes["status"] = status
         return changes, None
     if transfer.webhook_status != status and transfer.confirmed and event.status is _FAILED:
-        # Reversals (PRODUCT.md): a failure reported after the provider confirmed the transfer
+        # Reversals (docs/rules.md): a failure reported after the provider confirmed the transfer
         # is evidence of a reversal, not two webhooks contradicting each other. It replaces the
         # success the webhook reported; the lookup it makes due decides (a reversal if the
         # provider agrees, status_conflict if it still says successful).
@@ -249,7 +249,7 @@ def report_of(
     event: TransferEvent, transfer: HeldTransfer, changes: Mapping[str, Any]
 ) -> dict[str, Any] | None:
     """The data of `transfer.reported` when the changes set the first webhook outcome of a
-    transfer the provider's API has not confirmed (PRODUCT.md: Relay), else None."""
+    transfer the provider's API has not confirmed (docs/rules.md: Relay), else None."""
     if "webhook_status" not in changes or transfer.confirmed:
         return None
     return payloads.transfer_reported(

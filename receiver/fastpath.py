@@ -153,7 +153,7 @@ def error_answer(exc: ReceiverError) -> PreparedResponse:
 
 
 def public_outcome(outcome: DeliveryOutcome) -> str:
-    """The outcome the sender is told (PRODUCT.md names three)."""
+    """The outcome the sender is told (docs/rules.md names three)."""
     # A conflicting copy is not applied, so it is a duplicate to the sender (the conflict is a
     # finding for ops, not the provider's problem).
     if outcome is DeliveryOutcome.CONFLICTING:

@@ -123,7 +123,7 @@ class GroupCommitWriter:
 
     async def _settle(self, batch: list[_Pending], slots: asyncio.Semaphore) -> None:
         """Commit one batch in a worker thread and answer each of its deliveries."""
-        # One span per batch, linked to the span of each request it answers (PRODUCT.md:
+        # One span per batch, linked to the span of each request it answers (docs/rules.md:
         # Observability); a shared no-op while tracing is off.
         links = [item.link for item in batch if item.link is not None]
         try:

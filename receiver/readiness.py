@@ -1,4 +1,4 @@
-"""`/readyz`'s answer, checked at most once a second per process (PRODUCT.md: Robustness
+"""`/readyz`'s answer, checked at most once a second per process (docs/rules.md: Robustness
 rules, "Readiness is cheap").
 
 The check commits a small write; an unauthenticated caller polling `/readyz` in a loop must

@@ -2,7 +2,7 @@
 
 It is the hot path, so it skips Starlette's routing, Request and Response objects and the
 request-log middleware, and does their work itself: the answers are the same bytes, and it
-writes the same canonical log line (receiver/fastpath.py says what that buys; PRODUCT.md:
+writes the same canonical log line (receiver/fastpath.py says what that buys; docs/rules.md:
 Receiver HTTP interface).
 """
 

@@ -2,7 +2,7 @@
 
 Every function takes `*, session` and never commits: the dispatcher (`reconcile.alerts`)
 claims, plans and records a dispatch's messages in one transaction, so a second reconciler
-(or a restart) finds every key taken and sends nothing twice (PRODUCT.md: Findings, "an
+(or a restart) finds every key taken and sends nothing twice (docs/rules.md: Findings, "an
 alert is sent once per finding … never again by a second reconciler or a restart").
 
 A row of `alert` is either a **message** (status `sending`, then `sent`, `logged` or

@@ -1,4 +1,4 @@
-"""Alert text made inert for the channel it goes to (PRODUCT.md "Alerts are plain text"), pure.
+"""Alert text made inert for the channel it goes to (docs/rules.md "Alerts are plain text"), pure.
 
 Alert titles and bodies quote webhook content (references, reasons), so a reference such as
 `*BOLD* <!channel> [c](x)` must reach every channel as those characters, never as markup.

@@ -57,7 +57,7 @@ def _outbound_url(url: str, timeout: float) -> str:
     query.setdefault("cto", f"{timeout:g}")
     query.setdefault("rto", f"{timeout:g}")
     query.setdefault("redirect", "no")  # a redirect could lead an alert to a private host
-    # Alerts are plain text (PRODUCT.md): a `?format=` in the URL is dropped so every plugin
+    # Alerts are plain text (docs/rules.md): a `?format=` in the URL is dropped so every plugin
     # keeps its native format and `reconcile.alert_markup` escapes for exactly that format
     # (forcing `text` made Markdown-only services like Rocket.Chat skip all escaping).
     query.pop("format", None)

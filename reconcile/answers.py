@@ -86,7 +86,7 @@ def read_without_figures(
     not_found_limit: int,
     delay: float,
 ) -> NoFigures:
-    """Read a not-found, uninterpretable or transient answer (PRODUCT.md: unknown_to_provider
+    """Read a not-found, uninterpretable or transient answer (docs/rules.md: unknown_to_provider
     after PAYRECON_NOT_FOUND_LIMIT "not found" answers in a row; unverifiable when the answer
     cannot be read; a 429's Retry-After wins over the backoff `delay` when longer)."""
     if isinstance(answer, NotFound):

@@ -4,7 +4,7 @@ No I/O here. The transfers' book (`reconcile.books.transfers`) reads a `LedgerVi
 the row, the lookup turns the provider's answer (or error) into a `LookupAnswer`
 (`reconcile.answers`), `evaluate` gives the `Verdict`, and the recorder writes it back.
 Findings are stated as a set of kinds that must be open (`open`, with their detail) and
-kinds whose cause is gone (`resolved`); kinds in neither are left as they are (PRODUCT.md:
+kinds whose cause is gone (`resolved`); kinds in neither are left as they are (docs/rules.md:
 raised once, resolved when the cause goes away).
 """
 
@@ -73,7 +73,7 @@ class Policy:
     fee_schedule: FeeSchedule | None = None
     # How the pass's alerts group (PAYRECON_ALERT_GROUP_AFTER…): handed to reconcile.alerts.
     alerting: AlertRules = field(default_factory=AlertRules)
-    # PAYRECON_REVERIFY_AFTER in seconds, growing; () is `off` (PRODUCT.md: Reversals).
+    # PAYRECON_REVERIFY_AFTER in seconds, growing; () is `off` (docs/rules.md: Reversals).
     reverify_after: tuple[int, ...] = ()
 
 
@@ -104,7 +104,7 @@ class LedgerView:
 
 @dataclass(frozen=True)
 class Reversal:
-    """A confirmed success the provider now calls failed (PRODUCT.md: Reversals)."""
+    """A confirmed success the provider now calls failed (docs/rules.md: Reversals)."""
 
     reason: str
     source: ReversalSource
@@ -350,7 +350,7 @@ def _settle(view: LedgerView, answer: LookupAnswer) -> _Settled:
 def _settle_after_success(
     view: LedgerView, answer: LookupAnswer
 ) -> tuple[_Settled, Reversal | None] | None:
-    """The status after `answer` when a success's later life decides it (PRODUCT.md:
+    """The status after `answer` when a success's later life decides it (docs/rules.md:
     Reversals), else None: a confirmed success the provider now calls failed is reversed
     (found by a webhook when one said failed, else by the lookup), and a reversed transfer
     stays reversed whatever comes after, a `successful` answer being a status_conflict."""

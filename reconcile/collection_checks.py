@@ -1,5 +1,5 @@
 """The reconciler's pure core for collections: ledger view + provider answer → new state and
-findings (PRODUCT.md: Collections). No I/O, like `reconcile.checks`, whose answers
+findings (docs/rules.md: Collections). No I/O, like `reconcile.checks`, whose answers
 (`reconcile.answers`), backoff and finding vocabulary it shares.
 
 When a finding holds (each is opened when its condition holds and resolved when it stops):

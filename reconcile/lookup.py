@@ -49,7 +49,7 @@ class Target:
 
 @dataclass(frozen=True)
 class ForeignAnswer(Transient):
-    """Something that is not the provider answered (PRODUCT.md, Provider misconfiguration).
+    """Something that is not the provider answered (docs/rules.md, Provider misconfiguration).
 
     To the pure core it is a provider error like any transient one (no finding, checked
     again later, never a "not found"); the pass counts it apart and stops when it is all

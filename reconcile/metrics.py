@@ -1,5 +1,5 @@
 """The reconciler process's own instruments: passes, their duration and what they found
-(PRODUCT.md: Observability). The ledger's gauges (due work, last pass) are telemetry.gauges'."""
+(docs/rules.md: Observability). The ledger's gauges (due work, last pass) are telemetry.gauges'."""
 
 from __future__ import annotations
 

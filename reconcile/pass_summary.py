@@ -19,7 +19,7 @@ class LookupCounts(Protocol):
 
 @dataclass
 class CollectionSummary:
-    """The pass's collections: looked up, newly confirmed, still pending (PRODUCT.md keys)."""
+    """The pass's collections: looked up, newly confirmed, still pending (docs/rules.md keys)."""
 
     checked: int = 0
     confirmed: int = 0
@@ -43,7 +43,7 @@ class PassSummary:
     not_found: int = 0
     transient_errors: int = 0
     foreign_answers: int = 0  # answers not in the provider's format (a wrong base URL)
-    # Confirmed successes looked up again, and reversals found (PRODUCT.md: Reversals).
+    # Confirmed successes looked up again, and reversals found (docs/rules.md: Reversals).
     reverified: int = 0
     reversed: int = 0
     alerts_sent: int = 0

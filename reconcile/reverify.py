@@ -1,6 +1,6 @@
 """Re-verification of confirmed successes: the ages of PAYRECON_REVERIFY_AFTER (pure).
 
-PRODUCT.md (Reversals): a transfer the provider confirmed `successful` is looked up again at
+docs/rules.md (Reversals): a transfer the provider confirmed `successful` is looked up again at
 each listed age after its confirmation, as ordinary due work. The schedule lives in two
 columns: `reverify_done` (ages already looked at) and `next_check_at` (confirmation + the next
 age), so the reconciler's due query stays the one index range it always was and a settled

@@ -1,7 +1,7 @@
 """Which addresses payrecon may connect to: hosts read the way the socket layer reads them, pure.
 
 The one address classifier of the project: the relay refuses endpoints on the host's own
-networks with it (PRODUCT.md: Robustness rules, "Relay destinations are not a way into the
+networks with it (docs/rules.md: Robustness rules, "Relay destinations are not a way into the
 host"), and the alert check (reconcile.alert_hosts) reads hosts through it too.
 
 `ipaddress` only knows the canonical forms, but the resolver (glibc's `inet_aton`, which

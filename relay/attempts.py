@@ -27,7 +27,7 @@ from relay.claims import Job
 from relay.schedule import next_delay
 
 ATTEMPTS = RelayAttempt.__table__  # type: ignore[attr-defined]
-# Statuses whose Retry-After is honoured (PRODUCT.md: Relay).
+# Statuses whose Retry-After is honoured (docs/rules.md: Relay).
 RETRY_AFTER_STATUSES = frozenset({429, 503})
 
 

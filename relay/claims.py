@@ -1,7 +1,7 @@
 """Claim due deliveries for one worker: the first step of claim → send → record.
 
 A delivery is due when it is pending, its next attempt time has come, nobody holds a live
-claim on it, its endpoint is enabled and not removed, and (the order rule, PRODUCT.md: Relay)
+claim on it, its endpoint is enabled and not removed, and (the order rule, docs/rules.md: Relay)
 no earlier event of its subject is still pending to that endpoint. A claim stamps
 `claimed_by`/`claimed_until` and commits before anything is sent: on PostgreSQL the rows are
 picked with `FOR UPDATE SKIP LOCKED`, so two workers never claim one row; on SQLite one worker

@@ -1,5 +1,5 @@
 """Connections the relay may open: each host resolved, every address checked, the checked one
-connected to (PRODUCT.md: Robustness rules, "Relay destinations are not a way into the host").
+connected to (docs/rules.md: Robustness rules, "Relay destinations are not a way into the host").
 
 An endpoint's URL was judged by its spelling when it was registered (relay.endpoints), but a
 DNS name can resolve to 127.0.0.1 or 169.254.169.254 at any time. So every new connection of

@@ -31,7 +31,7 @@ from relay.keys import SecretBox, new_secret
 
 MAX_URL_LENGTH = 2000
 MAX_DESCRIPTION = 500
-# After a rotation the old secret signs beside the new one this long (PRODUCT.md: Relay).
+# After a rotation the old secret signs beside the new one this long (docs/rules.md: Relay).
 ROTATION_OVERLAP = dt.timedelta(hours=24)
 
 
@@ -253,7 +253,7 @@ def rotate_secret(
 
     RotationError, and nothing changed, when no configured key opens the current secret: the
     rotation would keep a secret nobody can sign with, and the endpoint would get unsigned
-    (so no) attempts for 24 h (PRODUCT.md: Robustness rules).
+    (so no) attempts for 24 h (docs/rules.md: Robustness rules).
     """
     endpoint = get(session, endpoint_id, for_update=True)
     try:

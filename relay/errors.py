@@ -38,7 +38,7 @@ class EndpointInputError(RelayError):
 
 class EndpointAddressError(EndpointInputError):
     """An endpoint's host is, in any spelling, a loopback, link-local, unspecified, multicast
-    or reserved address outside PAYRECON_RELAY_ALLOW_NETWORKS (PRODUCT.md: Robustness rules)."""
+    or reserved address outside PAYRECON_RELAY_ALLOW_NETWORKS (docs/rules.md: Robustness rules)."""
 
 
 class DestinationRefusedError(RelayError):

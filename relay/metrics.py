@@ -1,4 +1,4 @@
-"""The relay's Prometheus figures, read from the ledger at scrape time (PRODUCT.md: Relay).
+"""The relay's Prometheus figures, read from the ledger at scrape time (docs/rules.md: Relay).
 
 A custom collector rather than gauges a worker sets: the figures are true whichever process
 delivers (several `relay run` workers, or none), and a scrape of `serve` shows them.

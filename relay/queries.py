@@ -161,7 +161,7 @@ def list_events(session: Session, query: EventQuery) -> EventPage:
 
 def attempt_record(attempt: RelayAttempt, *, answers: bool = False) -> dict[str, Any]:
     """One recorded attempt; `response_head` (the first KiB of the consumer's answer) is null
-    unless `answers` (admins only: PRODUCT.md, Robustness rules)."""
+    unless `answers` (admins only: docs/rules.md, Robustness rules)."""
     return {
         "id": attempt.id,
         "attempted_at": iso(attempt.attempted_at),

@@ -24,7 +24,7 @@ def signature(secrets: Sequence[str], event_id: str, timestamp: int, body: str) 
 
 
 def headers(secrets: Sequence[str], event_id: str, timestamp: int, body: str) -> dict[str, str]:
-    """Every header of an attempt (PRODUCT.md: Relay)."""
+    """Every header of an attempt (docs/rules.md: Relay)."""
     return {
         "webhook-id": event_id,
         "webhook-timestamp": str(timestamp),

@@ -1,5 +1,5 @@
 """The balance chain of a statement: each line's balance must be the previous one plus or
-minus its amount, and the closing balance the opening one plus every movement (PRODUCT.md
+minus its amount, and the closing balance the opening one plus every movement (docs/rules.md
 "Statements and period tie-out": a break is a `statement_balance_gap`)."""
 
 from __future__ import annotations

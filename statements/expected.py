@@ -1,5 +1,5 @@
 """The money movements the ledger expects a transfer or collection to leave on the wallet
-statement (PRODUCT.md "Statements and period tie-out", "Matching"; "Reversals").
+statement (docs/rules.md "Statements and period tie-out", "Matching"; "Reversals").
 
 A payout is one debit of amount + fee, or two (the amount, then the fee); a failed transfer
 also gets its amount back (the fee is kept); a reversed one gets its amount back too; a

@@ -1,6 +1,6 @@
 """What the matcher and the tie-out are told: stored statement lines with their state and
 match, and the ledger's facts about the transfers and collections they may belong to. Pure
-data; the shells build these from the database (PRODUCT.md "Statements and period tie-out")."""
+data; the shells build these from the database (docs/rules.md "Statements and period tie-out")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Which format a statement file is in, and the one entry point that parses any of them
-(PRODUCT.md "Statements and period tie-out": `--format auto|csv|xlsx|mt940|camt053`)."""
+(docs/rules.md "Statements and period tie-out": `--format auto|csv|xlsx|mt940|camt053`)."""
 
 from __future__ import annotations
 

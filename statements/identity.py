@@ -1,5 +1,5 @@
 """A statement line's identity: what makes re-importing a file, or an export overlapping an
-earlier one, store each movement once (PRODUCT.md "Statements and period tie-out", Import
+earlier one, store each movement once (docs/rules.md "Statements and period tie-out", Import
 rules: account, date, amount, direction, reference, balance and the line's position among
 identical lines of that day)."""
 

@@ -1,5 +1,5 @@
 """A column mapping: how a bank's CSV or XLSX export lays out its lines, loaded from a small
-TOML file or one built into the package (PRODUCT.md "Statements and period tie-out",
+TOML file or one built into the package (docs/rules.md "Statements and period tie-out",
 Formats; docs/statements.md lists every key)."""
 
 from __future__ import annotations

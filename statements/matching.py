@@ -1,4 +1,4 @@
-"""The matcher: statement lines and the ledger's facts → a decision per line (PRODUCT.md
+"""The matcher: statement lines and the ledger's facts → a decision per line (docs/rules.md
 "Statements and period tie-out", "Matching"). Pure; the import shell and every reconcile
 pass feed it the lines to (re)consider and the subjects they may belong to, and store what
 it decides.
@@ -87,7 +87,7 @@ class Mismatch:
 @dataclass(frozen=True, slots=True)
 class Reversal:
     """A credit matched to a transfer the ledger holds successful: a reversal, source
-    `statement` (PRODUCT.md "Reversals")."""
+    `statement` (docs/rules.md "Reversals")."""
 
     line: int
     subject: SubjectRef

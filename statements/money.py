@@ -1,5 +1,5 @@
 """Statement money as exact kobo: naira text, kobo text, MT940 and XML amounts, XLSX number
-cells; never through a float (PRODUCT.md "Statements and period tie-out": naira text becomes
+cells; never through a float (docs/rules.md "Statements and period tie-out": naira text becomes
 kobo exactly)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The period tie-out: one account's statement lines and the ledger's subjects over a period
-→ the figures, the lists and whether the period ties out to the kobo (PRODUCT.md
+→ the figures, the lists and whether the period ties out to the kobo (docs/rules.md
 "Statements and period tie-out", "Period tie-out"). Pure arithmetic; `period close` and the
 console render the `TieOut` this builds.
 
@@ -177,7 +177,7 @@ class TieOut:
         )
 
     def to_json(self) -> dict[str, object]:
-        """The contract's keys (PRODUCT.md "Period tie-out"); money in kobo, dates ISO."""
+        """The contract's keys (docs/rules.md "Period tie-out"); money in kobo, dates ISO."""
 
         def line_json(line: StatementLine) -> dict[str, object]:
             return {

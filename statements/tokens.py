@@ -1,4 +1,4 @@
-"""Finding the references a statement line names (PRODUCT.md "Matching", step 1).
+"""Finding the references a statement line names (docs/rules.md "Matching", step 1).
 
 "A line whose reference or narration contains a subject's reference" is answered without
 scanning every subject per line: the line's texts are cut into candidate tokens, and each is

@@ -1,4 +1,4 @@
-"""Gauges read from the ledger at each scrape, on every process's `/metrics` (PRODUCT.md:
+"""Gauges read from the ledger at each scrape, on every process's `/metrics` (docs/rules.md:
 Observability; docs/operations.md, "Monitoring").
 
 Each gauge is one function `(session, now) -> metric families` listed in `LEDGER_GAUGES`; each

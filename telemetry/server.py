@@ -1,5 +1,5 @@
 """The workers' `/metrics`: `reconcile run` and `relay run` serve their registry on
-`--metrics-port` / `PAYRECON_METRICS_PORT` (PRODUCT.md: Observability)."""
+`--metrics-port` / `PAYRECON_METRICS_PORT` (docs/rules.md: Observability)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""OpenTelemetry tracing: off unless `OTEL_EXPORTER_OTLP_ENDPOINT` is set (PRODUCT.md:
+"""OpenTelemetry tracing: off unless `OTEL_EXPORTER_OTLP_ENDPOINT` is set (docs/rules.md:
 Observability).
 
 Off, nothing of OpenTelemetry is imported and every helper here costs a global lookup: `span`
@@ -165,7 +165,7 @@ def extract(headers: Mapping[str, str]) -> Any:
 
 @contextlib.contextmanager
 def statement_import_span(account: str, *, source: str, lines: int | None = None) -> Iterator[Any]:
-    """The span of one statement import (PRODUCT.md: Observability): the import shell wraps
+    """The span of one statement import (docs/rules.md: Observability): the import shell wraps
     its parse-match-store in it; `lines` may be set on the span later (`span.set_attribute`)."""
     attributes: dict[str, Any] = {"payrecon.account": account, "payrecon.source": source}
     if lines is not None:

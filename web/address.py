@@ -1,5 +1,5 @@
 """The client's address: `X-Forwarded-For` believed only from a trusted proxy, read across all
-its header lines in order, on every route and for every use (PRODUCT.md: Robustness rules)."""
+its header lines in order, on every route and for every use (docs/rules.md: Robustness rules)."""
 
 from __future__ import annotations
 

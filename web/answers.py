@@ -1,6 +1,6 @@
 """JSON error answers: the one shape every error the service sends takes.
 
-`{"status": "error", "error": <code>, "message": <text>, ...}` (PRODUCT.md: Receiver HTTP
+`{"status": "error", "error": <code>, "message": <text>, ...}` (docs/rules.md: Receiver HTTP
 interface), for the webhook, the router's own 404 and 405, and the operators' routes in
 `admin/`; both import it from this toolkit.
 """

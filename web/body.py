@@ -1,5 +1,5 @@
 """Read a request body with a limit counted while streaming, never after reading it all, and a
-deadline for the whole body to arrive (PAYRECON_BODY_TIMEOUT, on every route: PRODUCT.md
+deadline for the whole body to arrive (PAYRECON_BODY_TIMEOUT, on every route: docs/rules.md
 Robustness rules)."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Deep nesting (`[[[[…]]]]` thousands deep) makes `json.loads` raise RecursionError, or worse
 makes every later walk of the value (our own checks, `json.dumps` of an answer) recurse
 without bound: it is refused before parsing. Half a surrogate pair is no character and no
-database column can hold it. Both are 400, never a 500 (PRODUCT.md: Robustness rules). NaN and
+database column can hold it. Both are 400, never a 500 (docs/rules.md: Robustness rules). NaN and
 Infinity parse as floats, which every number field refuses as 422 naming the field.
 """
 

@@ -13,7 +13,7 @@ from ledger.audit import record
 
 class Role(enum.StrEnum):
     """What an operator may do: viewer reads, finance also works findings and exports,
-    admin does everything (PRODUCT.md: Console, operators and audit)."""
+    admin does everything (docs/rules.md: Console, operators and audit)."""
 
     VIEWER = "viewer"
     FINANCE = "finance"

@@ -1,4 +1,4 @@
-"""Pruning old provider checks (PRODUCT.md: PAYRECON_CHECKS_KEEP_DAYS)."""
+"""Pruning old provider checks (docs/rules.md: PAYRECON_CHECKS_KEEP_DAYS)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Working findings: acknowledge one or many, assign, note (PRODUCT.md: Console, operators and
+"""Working findings: acknowledge one or many, assign, note (docs/rules.md: Console, operators and
 audit). Every caller (API, console, reports page, CLI) goes through these."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Operator changes: add one (its token shown once), revoke one, end sessions (PRODUCT.md:
+"""Operator changes: add one (its token shown once), revoke one, end sessions (docs/rules.md:
 Console, operators and audit)."""
 
 from __future__ import annotations

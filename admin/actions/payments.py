@@ -1,5 +1,5 @@
 """Money actions: pay out, create a collection, and register transfers or collections made
-elsewhere (one, or a whole file) (PRODUCT.md: Payouts, Collections)."""
+elsewhere (one, or a whole file) (docs/rules.md: Payouts, Collections)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Relay actions: endpoint changes (add, patch, enable/disable, remove, rotate-secret, reseal),
-retrying a delivery and replaying events (PRODUCT.md: Relay). The relay's own errors are
+retrying a delivery and replaying events (docs/rules.md: Relay). The relay's own errors are
 translated here, once, into the admin tree."""
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def update_endpoint(
     now: dt.datetime,
 ) -> RelayEndpoint:
     """Change an endpoint's fields and enable or disable it; audited with the old and the new
-    value of each field that changed (PRODUCT.md: Robustness rules)."""
+    value of each field that changed (docs/rules.md: Robustness rules)."""
     with relay_errors():
         before = ops.audited_fields(ops.get(session, endpoint_id, for_update=True))
         endpoint = ops.update(

@@ -28,7 +28,7 @@ POLICY = (
 MESSAGES = ("done", "error")
 # Banners come from these fixed texts, chosen by a code in the query string (`?done=` or
 # `?error=`); an unknown code shows nothing. Free text from the URL is never shown: a link
-# could otherwise make the console say anything (PRODUCT.md Robustness rules).
+# could otherwise make the console say anything (docs/rules.md Robustness rules).
 DONE_BANNERS = {
     "acknowledged": "Findings acknowledged.",
     "assigned": "Assignment saved.",

@@ -1,1 +1,1 @@
-"""The outbox: event rows written with the ledger change that causes them (PRODUCT.md: Relay)."""
+"""The outbox: event rows written with the ledger change that causes them (docs/rules.md: Relay)."""

@@ -1,6 +1,6 @@
 """The `data` of each event type and the body around it: pure, from ledger rows.
 
-The keys are PRODUCT.md's (Relay: event types); money is integer kobo, times ISO-8601 UTC.
+The keys are docs/rules.md's (Relay: event types); money is integer kobo, times ISO-8601 UTC.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def transfer_confirmed(transfer: Transfer) -> dict[str, Any]:
 
 
 def transfer_reversed(transfer: Transfer) -> dict[str, Any]:
-    """`transfer.reversed`: a transfer confirmed successful that came back (PRODUCT.md:
+    """`transfer.reversed`: a transfer confirmed successful that came back (docs/rules.md:
     Reversals)."""
     return {
         "reference": transfer.reference,
@@ -53,7 +53,7 @@ def transfer_reversed(transfer: Transfer) -> dict[str, Any]:
 
 def collection_confirmed(collection: Collection) -> dict[str, Any]:
     """`collection.confirmed`: the collection once the provider's API confirmed its final
-    status (PRODUCT.md: Collections)."""
+    status (docs/rules.md: Collections)."""
     return {
         "reference": collection.reference,
         "provider_reference": collection.provider_reference,

@@ -1,4 +1,4 @@
-"""The relay's stable names: event types, subjects, delivery states (PRODUCT.md: Relay)."""
+"""The relay's stable names: event types, subjects, delivery states (docs/rules.md: Relay)."""
 
 from __future__ import annotations
 

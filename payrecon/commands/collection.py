@@ -1,4 +1,4 @@
-"""`payrecon collection create|expect|import|show` (PRODUCT.md: Collections)."""
+"""`payrecon collection create|expect|import|show` (docs/rules.md: Collections)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`payrecon endpoints add|list|disable|enable|remove|rotate-secret`: the merchant's systems
-that receive payrecon's events (PRODUCT.md: Relay)."""
+that receive payrecon's events (docs/rules.md: Relay)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`payrecon operators add|list|revoke|end-sessions`: the people (and scripts) allowed into the
-admin API and the console, each with a role (PRODUCT.md: Console, operators and audit)."""
+admin API and the console, each with a role (docs/rules.md: Console, operators and audit)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`payrecon period close`: the period tie-out of one statement account, and the lock
-(PRODUCT.md "Period tie-out"; docs/statements.md "Closing a period")."""
+(docs/rules.md "Period tie-out"; docs/statements.md "Closing a period")."""
 
 from __future__ import annotations
 

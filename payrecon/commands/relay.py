@@ -1,4 +1,4 @@
-"""`payrecon relay run|once|replay`: the delivery worker and re-queueing (PRODUCT.md: Relay)."""
+"""`payrecon relay run|once|replay`: the delivery worker and re-queueing (docs/rules.md: Relay)."""
 
 from __future__ import annotations
 

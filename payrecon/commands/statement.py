@@ -1,4 +1,4 @@
-"""`payrecon statement import|lines|match|unmatch|ignore` (PRODUCT.md "Statements and period
+"""`payrecon statement import|lines|match|unmatch|ignore` (docs/rules.md "Statements and period
 tie-out"; docs/statements.md)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The collections' book: accounts customers pay into, looked up at
 `GET /v1/collection/{reference}` and judged by `reconcile.collection_checks`
-(PRODUCT.md: Collections)."""
+(docs/rules.md: Collections)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from ledger.types import FindingKind, TransferStatus
 from reconcile.checks import DEFAULT_STALE_AFTER
 from reconcile.reports.period import Period
 
-# A collection has the provider's three statuses; a transfer also `reversed` (PRODUCT.md:
+# A collection has the provider's three statuses; a transfer also `reversed` (docs/rules.md:
 # Reversals).
 COLLECTION_STATUSES: tuple[str, ...] = ("successful", "failed", "pending")
 STATUSES: tuple[str, ...] = (*COLLECTION_STATUSES, "reversed")
@@ -71,7 +71,7 @@ class DayLine:
 
 @dataclass(frozen=True)
 class CollectionTotals:
-    """Collections created in the period by status (PRODUCT.md: Collections): `amount` is
+    """Collections created in the period by status (docs/rules.md: Collections): `amount` is
     what was paid when the provider says so, else the amount asked for; `fee` the fee charged
     on successful ones, the quote on pending ones, none on failed ones."""
 
@@ -222,7 +222,7 @@ class Report:
     @property
     def fees_on_reversed(self) -> int:
         """Fees of transfers reversed after success: the amount came back, the fee did not
-        (PRODUCT.md: Reversals)."""
+        (docs/rules.md: Reversals)."""
         return self.status(TransferStatus.REVERSED).fee
 
     @property
@@ -256,7 +256,7 @@ class Report:
         return self.stale_pending_count
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON report (PRODUCT.md "Reports"); kobo integers throughout."""
+        """The JSON report (docs/rules.md "Reports"); kobo integers throughout."""
         pending = self.status(TransferStatus.PENDING)
         return {
             "period": self.period.as_dict(),
@@ -283,7 +283,7 @@ class Report:
                 kind: self.findings_acknowledged.get(kind, 0) for kind in _kinds(self)
             },
             "open_findings": [f.as_dict() for f in self.open_findings],
-            # Bounded answers (PRODUCT.md Robustness rules): the counts are whole; `truncated`
+            # Bounded answers (docs/rules.md Robustness rules): the counts are whole; `truncated`
             # says the list holds only the first ones, and `more` where to read them all.
             "open_findings_count": self.open_findings_total,
             "open_findings_truncated": len(self.open_findings) < self.open_findings_total,

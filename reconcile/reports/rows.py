@@ -73,7 +73,7 @@ class TransferRow:
     provider_fee: int | None
     failure_reason: str | None
     findings: str
-    type: str = "transfer"  # or "collection" (PRODUCT.md: the CSV's `type` column)
+    type: str = "transfer"  # or "collection" (docs/rules.md: the CSV's `type` column)
 
     @property
     def lagos_date(self) -> dt.date:

@@ -164,8 +164,8 @@ def _totals_and_days(
 
 
 def _add_to_day(line: DayLine, status: str, count: int, amount: int, fee: int) -> DayLine:
-    # Day figures (PRODUCT.md): every transfer counts, amounts of successful ones only, fees
-    # charged on successful, failed and reversed ones (PRODUCT.md: Reversals), and the number
+    # Day figures (docs/rules.md): every transfer counts, amounts of successful ones only, fees
+    # charged on successful, failed and reversed ones (docs/rules.md: Reversals), and the number
     # of failures.
     return DayLine(
         date=line.date,

@@ -1,5 +1,5 @@
 """Working lines by hand: match (or confirm a suggestion), unmatch, ignore with a type and a
-note (PRODUCT.md "Statements and period tie-out"). Each takes `*, session`, does not commit,
+note (docs/rules.md "Statements and period tie-out"). Each takes `*, session`, does not commit,
 checks the change makes sense (MatchRefusedError says why not) and returns the line before
 and after, for the audit row and for the operator actions that call it."""
 

@@ -1,4 +1,4 @@
-"""`statement import`: a statement file into the ledger, in one transaction (PRODUCT.md
+"""`statement import`: a statement file into the ledger, in one transaction (docs/rules.md
 "Statements and period tie-out", Import rules; docs/statements.md "Importing a statement").
 
 The file is refused before parsing when larger than PAYRECON_STATEMENT_MAX_BYTES, then read

@@ -1,7 +1,7 @@
 """Feeding the pure matcher (`statements.matching`) from the ledger and storing what it
 decides: the lines to consider, the subjects they name (reference keys), the candidates of
 their amounts within the date window, and the lines already matched to those subjects — each
-found through an index (PRODUCT.md "Matching"; docs/statements.md "How lines are matched")."""
+found through an index (docs/rules.md "Matching"; docs/statements.md "How lines are matched")."""
 
 from __future__ import annotations
 
@@ -151,7 +151,7 @@ def store_decisions(
 
 
 def mark_reversals(session: Session, line_ids: Iterable[int]) -> None:
-    """Record on each line that it is a reversal the ledger does not know yet (PRODUCT.md
+    """Record on each line that it is a reversal the ledger does not know yet (docs/rules.md
     "Reversals", source `statement`; applying it to the transfer comes with the reversals
     work)."""
     ids = sorted(set(line_ids))

@@ -1,4 +1,4 @@
-"""Statement matching in every reconcile pass (PRODUCT.md "Matching": a line can arrive
+"""Statement matching in every reconcile pass (docs/rules.md "Matching": a line can arrive
 before its transfer is final): the open lines are decided again, newest first, a bounded
 number per pass, through the same indexes as an import."""
 

@@ -1,4 +1,4 @@
-"""The period tie-out read from the ledger, and `period close` (PRODUCT.md "Period tie-out";
+"""The period tie-out read from the ledger, and `period close` (docs/rules.md "Period tie-out";
 docs/statements.md "Closing a period"): the period's sums from the database
 (`reconcile.statements.periodsums`), and its exceptions — unmatched and suggested lines, and
 the subjects whose lines do not show what the ledger expects — tied out by the pure

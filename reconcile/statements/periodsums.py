@@ -1,4 +1,4 @@
-"""The period tie-out computed in the database (PRODUCT.md "Period tie-out";
+"""The period tie-out computed in the database (docs/rules.md "Period tie-out";
 docs/statements.md "Closing a period"): sums by state, the balance chain's breaks and the
 subjects whose lines do not show exactly what the ledger expects, each in one query, so a
 month of millions of lines is never loaded. Only the exceptions come back row by row — the

@@ -19,7 +19,7 @@ depends_on = None
 
 _KEY = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
-# The audit log is append-only (PRODUCT.md: Console, operators and audit): nothing in the code
+# The audit log is append-only (docs/rules.md: Console, operators and audit): nothing in the code
 # updates or deletes it, and these triggers make the database refuse it too, so a stray
 # statement or a hand-typed fix cannot rewrite who did what. A table owner can still drop the
 # triggers; that is a deliberate act, not an accident.

@@ -15,7 +15,7 @@ branch_labels = None
 depends_on = None
 
 # Migration 0005's triggers refuse UPDATE and DELETE, but two statements rewrite the log
-# without firing them (PRODUCT.md: Robustness rules, "append-only against any statement"):
+# without firing them (docs/rules.md: Robustness rules, "append-only against any statement"):
 # SQLite's INSERT OR REPLACE (and REPLACE INTO) deletes the row it collides with without
 # firing DELETE triggers unless recursive_triggers is on, so an insert naming an existing id
 # is refused before it happens; PostgreSQL's TRUNCATE fires no row trigger, only a statement one.

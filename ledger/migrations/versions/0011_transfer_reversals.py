@@ -1,4 +1,4 @@
-"""transfers gain re-verification and reversal columns (PRODUCT.md: Reversals)
+"""transfers gain re-verification and reversal columns (docs/rules.md: Reversals)
 
 Revision ID: 0011
 Revises: 0010
