@@ -10,6 +10,7 @@ from sqlalchemy import Engine, update
 
 from ledger.db import create_db_engine, write_session
 from ledger.events.findings import raise_finding
+from ledger.events.types import Subject
 from ledger.lease import record_last_pass
 from ledger.models import RelayEndpoint, Transfer
 from ledger.types import FindingKind, utcnow
@@ -51,7 +52,8 @@ def test_gauges_read_the_ledger(engine: Engine) -> None:
         )
         raise_finding(
             session,
-            transfer_id=ids[1],
+            subject=Subject.TRANSFER,
+            subject_id=ids[1],
             kind=FindingKind.AMOUNT_MISMATCH,
             detail="x",
             now=NOW - dt.timedelta(minutes=30),
