@@ -29,7 +29,7 @@ from ledger.errors import NumberInputError
 from ledger.events import collections as relay_collections
 from ledger.models import Collection
 from ledger.money import kobo_from_json
-from ledger.types import Initiation, TransferOrigin, TransferStatus, takes_text
+from ledger.types import TransferOrigin, TransferStatus, takes_text
 from payments.errors import (
     CollectionAuthError,
     CollectionInputError,
@@ -37,7 +37,7 @@ from payments.errors import (
     CollectionRejectedError,
     DuplicateCollectionError,
 )
-from payments.intent import INTENT_GRACE_SECONDS, OnIntent, start
+from payments.intent import INTENT_GRACE_SECONDS, OnIntent, mark_accepted, mark_refused, start
 from provider.errors import (
     AuthenticationError,
     NotFoundError,
@@ -179,12 +179,7 @@ def _record_created(
             collection.fee = answer.fee
         if collection.expires_at is None and answer.expires_at is not None:
             collection.expires_at = answer.expires_at
-        if collection.initiation == Initiation.INTENT.value:
-            collection.initiation = Initiation.ACCEPTED.value
-        if not collection.confirmed:
-            # Due at once, as a newly accepted payout: the poller's backoff takes over.
-            collection.next_check_at = now
-        collection.updated_at = now
+        mark_accepted(collection, now=now)
         session.flush()
         return CollectionResult(collection_record(session, collection))
 
@@ -193,17 +188,8 @@ def _record_rejected(engine: Engine, reference: str, *, cause: str, now: dt.date
     with write_session(engine) as session:
         collection = find_collection(session, reference, for_update=True)
         assert collection is not None
-        first = not collection.confirmed
-        collection.initiation = Initiation.REJECTED.value
-        collection.initiation_error = cause
-        collection.status = TransferStatus.FAILED.value
-        collection.failure_reason = cause
         # A definite refusal is final: no account exists, nothing to check.
-        collection.confirmed = True
-        collection.confirmed_at = now
-        collection.next_check_at = None
-        collection.updated_at = now
-        if first:
+        if mark_refused(collection, cause=cause, message=cause, now=now):
             session.flush()
             relay_collections.confirmed(session, collection, now=now)
 
@@ -231,11 +217,7 @@ def _resolve_duplicate(
         assert collection is not None
         if collection.provider_reference is None:
             collection.provider_reference = found.reference
-        if collection.initiation == Initiation.INTENT.value:
-            collection.initiation = Initiation.ACCEPTED.value
-        if not collection.confirmed:
-            collection.next_check_at = now
-        collection.updated_at = now
+        mark_accepted(collection, now=now)
         session.flush()
         record = collection_record(session, collection)
     if found.amount != request.amount and _status(found) == TransferStatus.PENDING.value:

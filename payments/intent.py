@@ -14,6 +14,7 @@ before the answer is recorded.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
@@ -22,6 +23,8 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from ledger.db import write_session
+from ledger.models import Collection, Transfer
+from ledger.types import Initiation, TransferStatus
 from provider.errors import DuplicateReferenceError, ProviderError
 
 INTENT_GRACE_SECONDS = 60.0  # longer than one initiation call can take (timeout, no retry)
@@ -29,6 +32,9 @@ FAILPOINT_ENV = "PAYRECON_FAILPOINT"
 
 # Extra writes that belong to the intent's transaction (the audit log's row for the movement).
 OnIntent = Callable[[Session], None]
+
+# The rows a movement writes: a payout's transfer or a collection.
+Moved = Transfer | Collection
 
 Result = TypeVar("Result", covariant=True)
 R = TypeVar("R")
@@ -107,3 +113,33 @@ def start(
         raise movement.lost(exc) from exc
     failpoint(movement.after_send)
     return movement.accepted(answer)
+
+
+def mark_accepted(row: Moved, *, now: dt.datetime) -> None:
+    """The provider took it: an intent becomes accepted and due for its first lookup.
+
+    A webhook (or the reconciler) may have got here first: what it confirmed stays.
+    """
+    if row.initiation == Initiation.INTENT.value:
+        row.initiation = Initiation.ACCEPTED.value
+    if not row.confirmed:
+        row.next_check_at = now
+    row.updated_at = now
+
+
+def mark_refused(row: Moved, *, cause: str, message: str, now: dt.datetime) -> bool:
+    """A definite refusal is the provider's final word: nothing moved, nothing to check.
+
+    True when this confirms the row: its confirmed relay event goes out in the same
+    transaction (docs/rules.md: Relay, `transfer.confirmed`).
+    """
+    first = not row.confirmed
+    row.initiation = Initiation.REJECTED.value
+    row.initiation_error = message
+    row.status = TransferStatus.FAILED.value
+    row.failure_reason = cause
+    row.confirmed = True
+    row.confirmed_at = now
+    row.next_check_at = None
+    row.updated_at = now
+    return first

@@ -35,7 +35,7 @@ from ledger.models import Transfer
 from ledger.money import kobo_from_json
 from ledger.queries import find_transfer
 from ledger.subjects import checkable_row
-from ledger.types import Initiation, TransferOrigin, TransferStatus
+from ledger.types import Initiation, TransferOrigin
 from ledger.upsert import insert_ignore
 from payments.errors import (
     DuplicatePayoutError,
@@ -48,7 +48,7 @@ from payments.errors import (
     PayoutRejectedError,
     PayoutUnavailableError,
 )
-from payments.intent import INTENT_GRACE_SECONDS, OnIntent, start
+from payments.intent import INTENT_GRACE_SECONDS, OnIntent, mark_accepted, mark_refused, start
 from provider.errors import (
     AccessDeniedError,
     AccountNotFoundError,
@@ -215,12 +215,7 @@ def _record_accepted(
             transfer.provider_reference = provider_reference
         if transfer.fee is None:
             transfer.fee = fee
-        if transfer.initiation == Initiation.INTENT.value:
-            transfer.initiation = Initiation.ACCEPTED.value
-        # A webhook (or the reconciler) may have got here first: never undo what it set.
-        if not transfer.confirmed:
-            transfer.next_check_at = now
-        transfer.updated_at = now
+        mark_accepted(transfer, now=now)
         return _result(transfer, created=True)
 
 
@@ -230,19 +225,7 @@ def _record_rejected(
     with write_session(engine) as session:
         transfer = find_transfer(session, reference, for_update=True)
         assert transfer is not None
-        first = not transfer.confirmed
-        transfer.initiation = Initiation.REJECTED.value
-        transfer.initiation_error = message
-        transfer.status = TransferStatus.FAILED.value
-        transfer.failure_reason = cause
-        # A definite refusal is the provider's final word: nothing moved, nothing to check.
-        transfer.confirmed = True
-        transfer.confirmed_at = now
-        transfer.next_check_at = None
-        transfer.updated_at = now
-        if first:
-            # The provider's definite refusal confirms a final status: its relay event goes
-            # out in this transaction (docs/rules.md: Relay, transfer.confirmed).
+        if mark_refused(transfer, cause=cause, message=message, now=now):
             session.flush()
             relay_transfers.confirmed(session, transfer, now=now)
 
