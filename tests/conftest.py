@@ -34,19 +34,26 @@ def postgres_factory() -> Iterator[PostgresFactory]:
 
 
 @pytest.fixture(params=BACKENDS)
-def database_url(request: pytest.FixtureRequest) -> str:
-    """A fresh, migrated, empty ledger database: once on SQLite, once on PostgreSQL."""
+def database_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh, migrated, empty ledger database: once on SQLite, once on PostgreSQL (dropped
+    when the test ends)."""
     if request.param == "sqlite":
-        factory: SqliteFactory | PostgresFactory = request.getfixturevalue("sqlite_factory")
-    else:
-        factory = request.getfixturevalue("postgres_factory")
-    return factory.new()
+        factory: SqliteFactory = request.getfixturevalue("sqlite_factory")
+        yield factory.new()
+        return
+    postgres: PostgresFactory = request.getfixturevalue("postgres_factory")
+    url = postgres.new()
+    yield url
+    postgres.drop(url)
 
 
 @pytest.fixture
-def postgres_url(postgres_factory: PostgresFactory) -> str:
-    """A fresh, migrated PostgreSQL database (for tests that need several processes)."""
-    return postgres_factory.new()
+def postgres_url(postgres_factory: PostgresFactory) -> Iterator[str]:
+    """A fresh, migrated PostgreSQL database (for tests that need several processes), dropped
+    when the test ends."""
+    url = postgres_factory.new()
+    yield url
+    postgres_factory.drop(url)
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+import time
 from pathlib import Path
 
 import psycopg
@@ -39,10 +40,56 @@ def _admin_execute(sql: str) -> None:
         conn.execute(sql)  # type: ignore[arg-type]
 
 
+def _drop(name: str) -> None:
+    """Drop one test database, ending whatever connections a test left open to it."""
+    _admin_execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_abandoned(budget: float = 30.0) -> list[str]:
+    """Drop the databases of earlier test runs whose process is gone (killed, timed out).
+
+    Names are `payrecon_t{pid}_…`: a run still alive keeps its own. At most `budget` seconds
+    are spent (it runs inside the first test's time limit); the next session goes on.
+    """
+    deadline = time.monotonic() + budget
+    with psycopg.connect(_libpq(postgres_admin_url()), autocommit=True) as conn:
+        names = [
+            row[0]
+            for row in conn.execute(
+                "SELECT datname FROM pg_database WHERE datname LIKE 'payrecon\\_t%'"
+            )
+        ]
+    abandoned = []
+    for name in names:
+        pid = name[len("payrecon_t") :].split("_", 1)[0]
+        if time.monotonic() > deadline:
+            break
+        if pid.isdigit() and not _alive(int(pid)):
+            _drop(name)
+            abandoned.append(name)
+    return abandoned
+
+
 class PostgresFactory:
-    """Creates databases from one migrated template (CREATE DATABASE … TEMPLATE is fast)."""
+    """Creates databases from one migrated template (CREATE DATABASE … TEMPLATE is fast).
+
+    Each test's database is dropped when the test ends (`drop`), so the end of a session has
+    only the template and a few others left: dropping a whole session's databases at the end
+    took longer than a test may (300 s) on a loaded machine.
+    """
 
     def __init__(self) -> None:
+        sweep_abandoned()
         self.prefix = f"payrecon_t{os.getpid()}"
         self.template = f"{self.prefix}_template"
         self.created: list[str] = []
@@ -73,14 +120,18 @@ class PostgresFactory:
         self.created.append(name)
         return self.url_of(name)
 
+    def drop(self, url: str) -> None:
+        """Drop the database at `url` (one this factory made) and forget it."""
+        name = make_url(url).database
+        if name in self.created and name != self.template:
+            _drop(name)
+            self.created.remove(name)
+
     def drop_all(self) -> None:
-        """Drop every database this factory made (closing their connections first)."""
+        """Drop every database this factory made that is still there (closing connections)."""
         for name in reversed(self.created):
-            _admin_execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                f"WHERE datname = '{name}' AND pid <> pg_backend_pid()"
-            )
-            _admin_execute(f"DROP DATABASE IF EXISTS {name}")
+            _drop(name)
+        self.created.clear()
 
 
 class SqliteFactory:
