@@ -45,9 +45,7 @@ class FileFormat:
 # The order the console lists them in.
 FILE_FORMATS: tuple[FileFormat, ...] = (
     FileFormat("csv", "csv", "text/csv; charset=utf-8"),
-    FileFormat(
-        "xlsx", "xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
-    ),
+    FileFormat("xlsx", "xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
     FileFormat("html", "html", "text/html; charset=utf-8"),
     FileFormat("json", "json", "application/json"),
 )

@@ -106,9 +106,7 @@ def admin_routes() -> list[BaseRoute]:
             page(VIEWER)(console_reports.reports_console_page),
             methods=["GET"],
         ),
-        Route(
-            report_files.DOWNLOAD_PATH, page(FINANCE)(report_files.download), methods=["GET"]
-        ),
+        Route(report_files.DOWNLOAD_PATH, page(FINANCE)(report_files.download), methods=["GET"]),
         Route("/console/collections", page(VIEWER)(pages.collections_page), methods=["GET"]),
         Route(
             "/console/collections/{reference:path}",

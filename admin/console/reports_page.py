@@ -56,9 +56,7 @@ async def reports_console_page(request: Request) -> Response:
 
     def load() -> Any:
         with read_session(engine_of(request)) as session:
-            return compute_report(
-                session, period, stale_after=stale_after, now=now, limit=NO_LISTS
-            )
+            return compute_report(session, period, stale_after=stale_after, now=now, limit=NO_LISTS)
 
     report = await in_thread(load)
     may_download = current_operator(request).role.allows(Role.FINANCE)
