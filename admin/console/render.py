@@ -15,8 +15,8 @@ from starlette.responses import HTMLResponse, RedirectResponse
 from admin.actions.findings import MAX_BULK_ACK
 from admin.identity import CSRF_FIELD, Role, csrf_token, current_operator
 from ledger.findings import MAX_NOTE_CHARS
-from reconcile.reports.naira import naira, naira_text
 from reconcile.reports.model import iso
+from reconcile.reports.naira import naira, naira_text
 from reconcile.reports.period import lagos_text
 from web.templates import with_filters
 
