@@ -14,6 +14,7 @@ from starlette.responses import HTMLResponse, RedirectResponse
 
 from admin.actions.findings import MAX_BULK_ACK
 from admin.identity import CSRF_FIELD, Role, csrf_token, current_operator
+from ledger.figures import counted_fee
 from ledger.findings import MAX_NOTE_CHARS
 from reconcile.reports.model import iso
 from reconcile.reports.naira import naira, naira_text
@@ -76,7 +77,9 @@ def lagos_time(value: dt.datetime | None) -> str:
 def environment() -> jinja2.Environment:
     """The shared environment (web.templates) with the console's filters; its templates are
     admin/console/templates, under `console/`."""
-    return with_filters(naira=naira, naira_text=naira_text, lagos=lagos_time, iso=iso)
+    return with_filters(
+        naira=naira, naira_text=naira_text, lagos=lagos_time, iso=iso, counted_fee=counted_fee
+    )
 
 
 def render(request: Request, template: str, *, status: int = 200, **context: Any) -> HTMLResponse:
