@@ -122,7 +122,7 @@ def counted_fee(subject: TransferFigures | CollectionFigures) -> int:
     failed collection that was charged nothing."""
     if hasattr(subject, "amount_paid"):
         return collection_fee(subject)  # type: ignore[arg-type]
-    return transfer_fee(subject)  # type: ignore[arg-type]
+    return transfer_fee(subject)
 
 
 def _spread(*values: int | None) -> int | None:
