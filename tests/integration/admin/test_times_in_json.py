@@ -10,6 +10,8 @@ import httpx
 from click.testing import CliRunner
 from sqlalchemy import Engine
 
+from admin.expected import parse_expected_collection, register_collection
+from ledger.collections import find_collection
 from ledger.db import write_session
 from ledger.events.outbox import emit
 from ledger.events.types import RelayEventType, Subject
@@ -64,6 +66,16 @@ def _seed(engine: Engine) -> tuple[str, int]:
             data={"id": fid},
             now=utcnow(),
         )
+        register_collection(
+            session,
+            parse_expected_collection(
+                {"reference": "TZ-C1", "amount": 10_000, "expires_at": "2030-01-01T10:00:00Z"}
+            ),
+            now=utcnow(),
+        )
+        collection = find_collection(session, "TZ-C1")
+        assert collection is not None
+        collection.paid_at = utcnow()
         _, token = add_operator(session, name="zed", role="finance", now=utcnow())
     return token, fid
 
@@ -99,6 +111,7 @@ def test_api_and_cli_json_write_times_with_z(
             "/api/endpoints",
             "/api/events",
             "/api/collections",
+            "/api/collections/TZ-C1",
             "/api/reports/summary",
         ):
             answer = httpx.get(f"{url}{path}", headers=bearer(ADMIN))
@@ -110,10 +123,13 @@ def test_api_and_cli_json_write_times_with_z(
         ["operators", "list", "--json"],
         ["findings", "list", "--json"],
         ["report", "--format", "json"],
+        ["collection", "show", "TZ-C1", "--json"],
+        ["endpoints", "list", "--json"],
     ):
         result = runner.invoke(cli, args, env=env)
         assert result.exit_code == 0, (args, result.output)
         answers[" ".join(args)] = json.loads(result.output)
     assert answers["login"]["expires_at"].endswith("Z")
+    assert answers["/api/collections/TZ-C1"]["expires_at"] == "2030-01-01T10:00:00Z"
     assert any(ISO_TIME.match(str(a.get("at", ""))) for a in answers["/api/audit"]["items"])
     assert [p for name, value in answers.items() for p in offsets(value, name)] == []
