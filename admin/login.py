@@ -29,6 +29,7 @@ from admin.unavailable import DATABASE_ERRORS, database_unavailable
 from ledger.audit import AuditAction, record
 from ledger.db import write_session
 from ledger.operators import end_session, secret_hash, start_session
+from ledger.queries import iso
 from ledger.types import takes_text, utcnow
 from web.answers import json_error, web_error
 from web.errors import WebError
@@ -177,7 +178,7 @@ def _open_session(request: Request, operator: Operator, token: str) -> tuple[str
             remote_addr=remote_address(request),
             now=now,
         )
-    return grant.session_id, grant.expires_at.isoformat()
+    return grant.session_id, iso(grant.expires_at) or ""
 
 
 async def logout(request: Request) -> Response:

@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from admin import report_files
 from admin.actions import findings as actions
 from admin.answers import REFUSED
 from admin.errors import AdminError, NotFoundError
@@ -60,8 +61,14 @@ async def summary_api(request: Request) -> Response:
 
 
 async def reports_page(request: Request) -> Response:
-    """`GET /reports?since=&until=`: the HTML report with a period picker and ack forms."""
+    """`GET /reports?since=&until=`: the HTML report with a period picker and ack forms.
+
+    With `format=csv|xlsx|html|json` it is a 303 to the console's download of that file for the
+    same period (`admin.report_files`, finance and admin); an unknown format is a 400."""
     period = _period(request.query_params)
+    if "format" in request.query_params:
+        chosen = report_files.format_of(request.query_params)
+        return RedirectResponse(report_files.download_link(chosen, period), status_code=303)
     now = utcnow()
     # Acknowledge forms only for an operator who may acknowledge (a viewer reads the page).
     forms = PageForms(

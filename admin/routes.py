@@ -8,8 +8,18 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute, Route
 
-from admin import api, audit_api, collections_api, findings_api, login, relay_api, reports_page
+from admin import (
+    api,
+    audit_api,
+    collections_api,
+    findings_api,
+    login,
+    relay_api,
+    report_files,
+    reports_page,
+)
 from admin.console import findings_page, pages, relay_pages
+from admin.console import reports_page as console_reports
 from admin.identity import Role, page, report_page, requires
 
 VIEWER, FINANCE, ADMIN = Role.VIEWER, Role.FINANCE, Role.ADMIN
@@ -90,6 +100,13 @@ def admin_routes() -> list[BaseRoute]:
             methods=["POST"],
         ),
         Route("/console", page(VIEWER)(pages.overview_page), methods=["GET"]),
+        # Every role reads a period's figures; only finance and admin export its files.
+        Route(
+            "/console/reports",
+            page(VIEWER)(console_reports.reports_console_page),
+            methods=["GET"],
+        ),
+        Route(report_files.DOWNLOAD_PATH, page(FINANCE)(report_files.download), methods=["GET"]),
         Route("/console/collections", page(VIEWER)(pages.collections_page), methods=["GET"]),
         Route(
             "/console/collections/{reference:path}",

@@ -10,7 +10,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from ledger.models import AuditEntry
-from ledger.queries import MAX_PAGE, decode_cursor, encode_cursor
+from ledger.queries import MAX_PAGE, decode_cursor, encode_cursor, iso
 from ledger.types import storable_text
 
 # Long enough for a note or an endpoint URL; a longer detail is cut, never refused (the
@@ -89,7 +89,7 @@ def entry_record(entry: AuditEntry) -> dict[str, Any]:
     """The JSON form of an audit row."""
     return {
         "id": entry.id,
-        "at": entry.at.isoformat(),
+        "at": iso(entry.at),
         "operator": entry.operator,
         "role": entry.role,
         "action": entry.action,

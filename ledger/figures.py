@@ -117,6 +117,14 @@ def counted_amount(subject: TransferFigures | CollectionFigures) -> int:
     return transfer_amount(subject)
 
 
+def counted_fee(subject: TransferFigures | CollectionFigures) -> int:
+    """The counted fee of a transfer or a collection (told apart by `amount_paid`): none on a
+    failed collection that was charged nothing."""
+    if hasattr(subject, "amount_paid"):
+        return collection_fee(subject)  # type: ignore[arg-type]
+    return transfer_fee(subject)
+
+
 def _spread(*values: int | None) -> int | None:
     known = [value for value in values if value is not None]
     if len(known) < 2:

@@ -234,4 +234,9 @@ def refuse_different(noun: str, reference: str, fields: Iterable[tuple[str, Any,
 
 
 def iso(value: dt.datetime | None) -> str | None:
-    return None if value is None else value.isoformat().replace("+00:00", "Z")
+    """An instant as every machine format shows it: ISO-8601 UTC ending in `Z` (never
+    `+00:00`); a naive value is the ledger's UTC. None stays None."""
+    if value is None:
+        return None
+    aware = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+    return aware.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")

@@ -13,18 +13,22 @@ from typing import Protocol
 
 from ledger.types import FindingKind
 from reconcile.checks import contract_fee_in
+from reconcile.reports.naira import naira
 
-_SENDER_CHECKS = (
-    "check who can reach your webhook URL (sender checks, docs/operations.md section 6)"
-)
-_LOOKUP = "`payrecon provider transaction REF`"
+# Two audiences (docs/rules.md Reports): finance reads pages and the HTML report, in plain
+# language with amounts in naira; ops read the CLI, alerts and the JSON, which add the command
+# or setting to use. `finance_advice` gives the first, `what_to_do` both.
+_SENDER_CHECKS = "have your technical team check who can reach your webhook address"
+_LOOKUP = "Look it up: `payrecon provider transaction REF`."
 
 ADVICE: dict[str, str] = {
     FindingKind.AMOUNT_MISMATCH: (
-        f"Compare the provider's record ({_LOOKUP}) with the ledger's expected amount."
+        "The amount differs between the provider's record and the amount you expected: compare "
+        "the provider's record with your payout request before booking anything."
     ),
     FindingKind.FEE_MISMATCH: (
-        "Check the fee against the initiation quote and the contract (PAYRECON_FEE_SCHEDULE)."
+        "The fee differs from the fee quoted when the payout was made or from your contract: "
+        "check it against the quote and the contract before booking it."
     ),
     FindingKind.STATUS_CONFLICT: (
         "The provider's record wins; confirm with the beneficiary whether money arrived "
@@ -35,42 +39,57 @@ ADVICE: dict[str, str] = {
         "which copy is right; repeated cases suggest tampering in transit."
     ),
     FindingKind.ORPHAN_EVENT: (
-        "A webhook named a transfer the ledger never initiated or expected: register it with "
-        "`payrecon transfer expect` if it is yours, else treat it as suspicious and rotate "
-        "the provider key."
+        "The provider told us about a payout we never made or expected. If it is yours, have "
+        "it registered; if not, treat it as suspicious and tell your technical team."
     ),
     FindingKind.STALE_PENDING: (
         "Still pending at the provider past the limit: do not pay again; contact the "
         "provider's support with both references."
     ),
     FindingKind.UNKNOWN_TO_PROVIDER: (
-        "The provider does not know this transfer. If it was never sent (initiation "
-        "'intent'), no money moved: pay again with a new reference; otherwise check the "
-        "reference and PAYRECON_PROVIDER_BASE_URL, and ask the provider."
+        "The provider has no record of this payout. If it was never sent, no money moved and "
+        "it can be paid again with a new reference; otherwise ask the provider with the "
+        "reference."
     ),
     FindingKind.UNVERIFIABLE: (
-        f"The provider's answer could not be read; it is checked again automatically. If it "
-        f"persists, look the transfer up by hand ({_LOOKUP})."
+        "The provider's answer could not be read; it is checked again automatically. Nothing "
+        "to do unless it stays open for a day: then ask your technical team to look it up."
     ),
     FindingKind.UNDERPAID: (
         "The customer paid less than the collection asked for: do not deliver the order; "
-        "ask the customer to pay the difference or refund what arrived "
-        "(`payrecon collection show REF` shows both figures)."
+        "ask the customer to pay the difference or refund what arrived."
     ),
     FindingKind.OVERPAID: (
         "The customer paid more than the collection asked for: the difference is owed back "
-        "to the customer; refund it (`payrecon collection show REF` shows both figures)."
+        "to the customer; refund it."
     ),
     FindingKind.REVERSED_AFTER_SUCCESS: (
         "The provider reversed a transfer it had confirmed successful: the money is back in "
         "the wallet and the beneficiary does not have it. Hold or recover the goods, or pay "
-        "again with a new reference once the beneficiary's account is confirmed (docs/finance.md)."
+        "again with a new reference once the beneficiary's account is confirmed."
     ),
     FindingKind.PAID_AFTER_EXPIRY: (
         "The payment arrived after the collection's account expired: if the order was "
         "already cancelled, refund the customer or honour the order; do not charge again."
     ),
 }
+# What ops add (the CLI, alerts, the JSON): the command or setting for the job.
+OPS_HINTS: dict[str, str] = {
+    FindingKind.AMOUNT_MISMATCH: _LOOKUP,
+    FindingKind.FEE_MISMATCH: "Contract fees are PAYRECON_FEE_SCHEDULE.",
+    FindingKind.ORPHAN_EVENT: (
+        "Register it with `payrecon transfer expect`; if it is not yours, rotate the provider key."
+    ),
+    FindingKind.UNKNOWN_TO_PROVIDER: (
+        "A transfer never sent shows initiation 'intent'; check the reference and "
+        "PAYRECON_PROVIDER_BASE_URL."
+    ),
+    FindingKind.UNVERIFIABLE: _LOOKUP,
+    FindingKind.UNDERPAID: "`payrecon collection show REF` shows both figures.",
+    FindingKind.OVERPAID: "`payrecon collection show REF` shows both figures.",
+    FindingKind.REVERSED_AFTER_SUCCESS: "See docs/finance.md (reversals).",
+}
+_SENDER_HINT = "Sender checks: docs/operations.md section 6."
 GENERIC = "Look the transfer up with the provider and compare it with the ledger."
 
 
@@ -117,13 +136,24 @@ class Figures:
         )
 
 
-def what_to_do(kind: str, figures: Figures | None = None) -> str:
-    """The advice for a finding of `kind` on a transfer with `figures` (None: the kind's own)."""
+def finance_advice(kind: str, figures: Figures | None = None) -> str:
+    """The advice for finance (pages, the HTML report): what happened and what to do, in
+    plain language, amounts in naira, no commands."""
     if figures is not None and kind == FindingKind.AMOUNT_MISMATCH:
         return _amount_advice(figures) or ADVICE[kind]
     if figures is not None and kind == FindingKind.FEE_MISMATCH:
         return " ".join(_fee_advice(figures)) or ADVICE[kind]
     return ADVICE.get(kind, GENERIC)
+
+
+def what_to_do(kind: str, figures: Figures | None = None) -> str:
+    """The advice for ops (CLI, alerts, JSON): finance's advice and the command or setting to
+    use for it."""
+    advice = finance_advice(kind, figures)
+    hints = [OPS_HINTS[kind]] if kind in OPS_HINTS else []
+    if _SENDER_CHECKS in advice:
+        hints.append(_SENDER_HINT)
+    return " ".join([advice, *hints])
 
 
 def _amount_advice(f: Figures) -> str | None:
@@ -132,27 +162,36 @@ def _amount_advice(f: Figures) -> str | None:
         return None
     if provider is not None and provider != expected:
         also = (
-            " The webhook's amount differs from the provider's too; the provider's record counts."
+            f" The webhook said {naira(webhook)}, which differs from the provider's too; the "
+            "provider's record counts."
             if webhook is not None and webhook != provider
             else ""
         )
         return (
-            "The provider moved a different amount than the ledger expected: compare its "
-            f"record ({_LOOKUP}) with your payout request, raise it with the provider's support "
-            "and correct the books." + also
+            f"The provider moved a different amount than the ledger expected: {naira(provider)} "
+            f"instead of {naira(expected)} ({_difference(provider, expected)}). Compare its "
+            "record with your payout request, raise it with the provider's support and correct "
+            "the books." + also
         )
     if webhook is None or webhook == expected:
         return None
     if provider is None:
         return (
-            "Only the webhook reports a different amount, and the provider has not confirmed "
-            "the transfer yet (it is checked again automatically): do not act on the webhook's "
-            "figure; if the provider's record shows it too, raise it with the provider."
+            f"Only the webhook reports a different amount ({naira(webhook)} instead of "
+            f"{naira(expected)}), and the provider has not confirmed the transfer yet (it is "
+            "checked again automatically): do not act on the webhook's figure; if the "
+            "provider's record shows it too, raise it with the provider."
         )
     return (
-        "Only the webhook's amount differs: the provider moved the expected amount, so no "
-        f"money is missing. The webhook was wrong or tampered with: {_SENDER_CHECKS}."
+        f"Only the webhook's amount differs ({naira(webhook)}): the provider moved the expected "
+        f"{naira(expected)}, so no money is missing. The webhook was wrong or tampered with: "
+        f"{_SENDER_CHECKS}."
     )
+
+
+def _difference(got: int, wanted: int) -> str:
+    gap = got - wanted
+    return f"{naira(abs(gap))} {'more' if gap > 0 else 'less'}"
 
 
 def _fee_advice(f: Figures) -> list[str]:
@@ -160,33 +199,37 @@ def _fee_advice(f: Figures) -> list[str]:
     advice = []
     if provider is not None and quoted is not None and provider > quoted:
         advice.append(
-            "The provider charged more than it quoted at initiation: claim the difference "
-            "from the provider."
+            f"The provider charged more than it quoted at initiation ({naira(provider)} against "
+            f"{naira(quoted)}): claim the difference from the provider "
+            f"({naira(provider - quoted)})."
         )
     if provider is not None and quoted is not None and provider < quoted:
         advice.append(
-            "The provider charged less than it quoted: nothing to claim; book the provider's fee."
+            f"The provider charged less than it quoted ({naira(provider)} against "
+            f"{naira(quoted)}): nothing to claim; book the provider's fee."
         )
     if provider is not None and webhook is not None and webhook != provider:
         advice.append(
-            "The webhook's fee differs from the provider's record, which counts: the webhook "
-            f"was wrong or tampered with; {_SENDER_CHECKS}."
-            + (" Nothing to claim." if provider == quoted else "")
+            f"The webhook's fee ({naira(webhook)}) differs from the provider's record "
+            f"({naira(provider)}), which counts: the webhook was wrong or tampered with; "
+            f"{_SENDER_CHECKS}." + (" Nothing to claim." if provider == quoted else "")
         )
     if provider is None and webhook is not None and quoted is not None and webhook != quoted:
         advice.append(
-            "Only the webhook reports a different fee, and the provider has not confirmed it "
-            "yet (it is checked again automatically): claim nothing on the webhook's word."
+            f"Only the webhook reports a different fee ({naira(webhook)} against the quoted "
+            f"{naira(quoted)}), and the provider has not confirmed it yet (it is checked again "
+            "automatically): claim nothing on the webhook's word."
         )
     if contract is not None and provider is not None and provider > contract:
         advice.append(
-            "The provider charged more than your contract (PAYRECON_FEE_SCHEDULE) allows: "
-            "claim the difference from the provider, or correct PAYRECON_FEE_SCHEDULE if the "
-            "contract changed."
+            f"The provider charged more than your contract allows ({naira(provider)} against "
+            f"{naira(contract)}): claim the difference from the provider, or have the contract "
+            "fees updated if the contract changed."
         )
     if contract is not None and provider is None and webhook is not None and webhook > contract:
         advice.append(
-            "The webhook's fee is above your contract (PAYRECON_FEE_SCHEDULE), but the provider "
-            "has not confirmed a fee yet: wait for its record before claiming anything."
+            f"The webhook's fee ({naira(webhook)}) is above your contract's {naira(contract)}, "
+            "but the provider has not confirmed a fee yet: wait for its record before claiming "
+            "anything."
         )
     return advice

@@ -218,10 +218,11 @@ def _failed_notice(result: Result, now: dt.datetime) -> Notice:
     host = _host(job.endpoint.url)
     return Notice(
         key=f"relay-delivery-failed:{job.endpoint.id}:{now:%Y-%m-%dT%H}",
-        title=f"payrecon relay: {host} did not take event {job.event_id}",
+        # Named by the transfer's or collection's reference (its subject key), not an id.
+        title=f"payrecon relay: {host} did not take the event for {_named(job.subject_key)}",
         body=(
-            f"The relay endpoint at {host} did not accept event "
-            f"{job.event_id} ({job.subject_key}, sequence {job.sequence}) in {attempts} "
+            f"The relay endpoint at {host} did not accept the event for "
+            f"{_named(job.subject_key)} (event {job.event_id}) in {attempts} "
             f"attempts; the last got {describe(result.answer)}. The delivery is failed; "
             "other deliveries to this endpoint that fail within this hour are not alerted "
             "again (payrecon endpoints list and GET /api/events show them). After fixing the "
@@ -231,6 +232,12 @@ def _failed_notice(result: Result, now: dt.datetime) -> Notice:
         kind="relay_delivery_failed",
         name=host,
     )
+
+
+def _named(subject_key: str) -> str:
+    """`transfer:INV-1` → `transfer INV-1`: what an alert calls an event's subject."""
+    noun, _, reference = subject_key.partition(":")
+    return f"{noun} {reference}" if reference else subject_key
 
 
 def _bookkeep(

@@ -24,6 +24,7 @@ from ledger.subjects import subject_of
 from ledger.timeline import Entry
 from ledger.timeline_sources import collection_timeline, transfer_timeline
 from ledger.types import PROVIDER_STATUSES, FindingKind, TransferStatus, takes_text, utcnow
+from reconcile.advice import Figures, finance_advice
 from reconcile.reports.errors import PeriodError
 from reconcile.reports.period import lagos_day, lagos_midnight_utc, parse_day
 
@@ -157,9 +158,11 @@ async def _story_page(
             if row is None or row.id is None:
                 return None
             where = FindingFilter(subject=subject_of(row))
+            findings = list_queue(session, where, limit=100).items
             return {
                 noun: row,
-                "findings": list_queue(session, where, limit=100).items,
+                "findings": findings,
+                "advice": {f["id"]: _advice(row, f["kind"], f["detail"]) for f in findings},
                 "timeline": story(session, row),
                 "noun": noun,
                 "base_path": f"/console/{noun}s",
@@ -177,6 +180,13 @@ async def _story_page(
             reference=reference if takes_text(reference) else "",
         )
     return render(request, f"{noun}.html", **loaded)
+
+
+def _advice(row: Transfer | Collection, kind: str, detail: str) -> str:
+    """What finance should do about a finding on `row`: a transfer's advice depends on which
+    of its figures differ (reconcile.advice)."""
+    figures = Figures.of(row, detail) if isinstance(row, Transfer) else None
+    return finance_advice(kind, figures)
 
 
 async def collections_page(request: Request) -> Response:

@@ -14,9 +14,11 @@ from starlette.responses import HTMLResponse, RedirectResponse
 
 from admin.actions.findings import MAX_BULK_ACK
 from admin.identity import CSRF_FIELD, Role, csrf_token, current_operator
+from ledger.figures import counted_fee
 from ledger.findings import MAX_NOTE_CHARS
+from reconcile.reports.model import iso
 from reconcile.reports.naira import naira, naira_text
-from reconcile.reports.period import lagos
+from reconcile.reports.period import lagos_text
 from web.templates import with_filters
 
 # No script at all; the one stylesheet is inline and carries this response's nonce; forms
@@ -61,22 +63,23 @@ NAVIGATION = (
     ("/console/transfers", "Transfers", Role.VIEWER),
     ("/console/collections", "Collections", Role.VIEWER),
     ("/console/findings", "Findings", Role.VIEWER),
+    ("/console/reports", "Reports", Role.VIEWER),
     ("/console/endpoints", "Endpoints", Role.VIEWER),
     ("/console/audit", "Audit log", Role.ADMIN),
 )
 
 
 def lagos_time(value: dt.datetime | None) -> str:
-    """An instant as Lagos wall-clock time, to the second ("—" for none)."""
-    if value is None:
-        return "—"
-    return value.astimezone(lagos()).strftime("%Y-%m-%d %H:%M:%S")
+    """An instant as Lagos wall-clock time to the second, marked WAT ("—" for none)."""
+    return lagos_text(value)
 
 
 def environment() -> jinja2.Environment:
     """The shared environment (web.templates) with the console's filters; its templates are
     admin/console/templates, under `console/`."""
-    return with_filters(naira=naira, naira_text=naira_text, lagos=lagos_time)
+    return with_filters(
+        naira=naira, naira_text=naira_text, lagos=lagos_time, iso=iso, counted_fee=counted_fee
+    )
 
 
 def render(request: Request, template: str, *, status: int = 200, **context: Any) -> HTMLResponse:

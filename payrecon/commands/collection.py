@@ -31,7 +31,7 @@ from payrecon.context import EXIT_USAGE, app_context, fail
 from payrecon.csvimport import Batched, CsvSource, check_rows, register_all, register_one
 from payrecon.errors import ConfigError
 from payrecon.params import KOBO, PAYOUT_KOBO
-from reconcile.reports.naira import naira
+from reconcile.reports.naira import naira, naira_text
 
 IMPORT_COLUMNS = ("reference", "amount", "expires_at")
 
@@ -189,8 +189,10 @@ def show(ctx: click.Context, reference: str, as_json: bool) -> None:
         f"fee:        {naira(record['provider_fee'])}",
     ]
     if record["failure_reason"]:
-        lines.append(f"reason:     {record['failure_reason']}")
+        # The provider's words, with any kobo figure in naira ("expected 5000 kobo" → ₦50.00).
+        lines.append(f"reason:     {naira_text(record['failure_reason'])}")
     for finding in record["findings"]:
         state = "resolved" if finding["resolved_at"] else "open"
-        lines.append(f"finding #{finding['id']} {finding['kind']} ({state}): {finding['detail']}")
+        detail = naira_text(finding["detail"])
+        lines.append(f"finding #{finding['id']} {finding['kind']} ({state}): {detail}")
     click.echo("\n".join(lines))

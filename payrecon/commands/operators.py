@@ -15,6 +15,7 @@ from ledger.db import read_session, write_session
 from ledger.errors import DatabaseUnavailableError, OperatorError
 from ledger.models import OperatorAccount
 from ledger.operators import check_name, list_operators
+from ledger.queries import iso
 from ledger.types import utcnow
 from payrecon.actor import cli_operator
 from payrecon.context import EXIT_USAGE, app_context, fail
@@ -46,8 +47,8 @@ def _record(account: OperatorAccount) -> dict[str, Any]:
     return {
         "name": account.name,
         "role": account.role,
-        "created_at": account.created_at.isoformat(),
-        "revoked_at": None if account.revoked_at is None else account.revoked_at.isoformat(),
+        "created_at": iso(account.created_at),
+        "revoked_at": iso(account.revoked_at),
     }
 
 

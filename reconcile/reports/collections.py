@@ -6,7 +6,6 @@ from sqlalchemy import func, select
 from sqlmodel import Session
 
 from ledger.events.types import Subject
-from reconcile.advice import what_to_do
 from reconcile.reports.model import CollectionTotals, OpenFinding, StatusTotals
 from reconcile.reports.open_findings import findings_on, open_findings
 from reconcile.reports.period import Period
@@ -65,6 +64,5 @@ def open_collection_findings(
         Subject.COLLECTION,
         amount=collection_amount(),
         where=in_period(period, C),
-        advice=lambda row: what_to_do(row.kind),
         limit=limit,
     )

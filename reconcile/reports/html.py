@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 import jinja2
 from markupsafe import Markup
@@ -12,6 +13,7 @@ from reconcile.durations import describe_duration
 from reconcile.reports.charts import bar_chart, hbar_chart
 from reconcile.reports.model import COLLECTION_STATUSES, STATUSES, Report
 from reconcile.reports.naira import naira, naira_text
+from reconcile.reports.period import lagos_text
 from web.templates import with_filters
 
 HTML_ROW_LIMIT = 500  # beyond this a page stops being readable; the CSV has every row
@@ -46,7 +48,9 @@ class Card:
 def environment() -> jinja2.Environment:
     """The shared environment (web.templates) with the report's filters; its templates are
     reconcile/reports/templates, under `report/`."""
-    return with_filters(naira=naira, naira_text=naira_text, duration=describe_duration)
+    return with_filters(
+        naira=naira, naira_text=naira_text, duration=describe_duration, lagos=lagos_text
+    )
 
 
 def render_html(
@@ -62,7 +66,8 @@ def render_html(
         generated=now,
         forms=forms,
         period=report.period.as_dict(),
-        cards=_cards(report),
+        period_query=urlencode({k: v for k, v in report.period.as_dict().items() if v}),
+        cards=summary_cards(report),
         statuses=STATUSES,
         collection_statuses=COLLECTION_STATUSES,
         daily_charts=_daily_charts(report),
@@ -75,7 +80,8 @@ def render_html(
     )
 
 
-def _cards(report: Report) -> list[Card]:
+def summary_cards(report: Report) -> list[Card]:
+    """The headline figures, as the HTML report and the console's Reports page show them."""
     successful = report.status("successful")
     return [
         Card("Wallet debit", naira(report.wallet_debit), "successful amount + fees charged"),

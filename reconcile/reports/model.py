@@ -127,8 +127,9 @@ class OpenFinding:
     opened_at: dt.datetime
     acknowledged_at: dt.datetime | None
     ack_note: str | None
-    what_to_do: str
+    what_to_do: str  # for ops: the CLI, alerts and the JSON (with commands)
     subject: str = "transfer"  # or "collection"
+    advice: str = ""  # for finance: pages and the HTML report (plain language, naira)
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape of one entry of `open_findings`."""
@@ -160,7 +161,8 @@ class StalePending:
     created_at: dt.datetime
     finding_id: int | None
     acknowledged: bool
-    what_to_do: str
+    what_to_do: str  # for ops (with commands)
+    advice: str = ""  # for finance (plain language)
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape of one entry of `stale_pending`."""

@@ -11,6 +11,7 @@ from sqlmodel import Session
 from ledger.events.types import Subject
 from ledger.models import Finding
 from ledger.subjects import BOOK_MODELS, about
+from reconcile.advice import Figures, finance_advice, what_to_do
 from reconcile.reports.model import OpenFinding
 from reconcile.reports.sql import F, as_int
 
@@ -27,14 +28,15 @@ def open_findings(
     *,
     amount: Any,
     where: Sequence[Any],
-    advice: Callable[[Any], str],
+    figures_of: Callable[[Any], Figures | None] = lambda row: None,
     extra: Sequence[Any] = (),
     limit: int | None = None,
 ) -> list[OpenFinding]:
     """The unresolved findings on the subject's rows matching `where`: unacknowledged first
     (those still need someone), then oldest first; only the first `limit` when given.
 
-    `amount` is the subject's money column, `extra` more columns `advice` reads from a row.
+    `amount` is the subject's money column, `extra` more columns `figures_of` reads from a row
+    (the figures its advice depends on: which source differs).
     """
     table = BOOK_MODELS[subject].__table__  # type: ignore[union-attr]
     statement = (
@@ -68,8 +70,10 @@ def open_findings(
             opened_at=row[7],
             acknowledged_at=row[8],
             ack_note=row[9],
-            what_to_do=advice(row),
+            what_to_do=what_to_do(row[1], figures),
+            advice=finance_advice(row[1], figures),
             subject=subject.value,
         )
         for row in session.execute(statement)
+        for figures in (figures_of(row),)
     ]

@@ -111,6 +111,15 @@ def lagos_day(instant: dt.datetime) -> dt.date:
     return instant.astimezone(lagos()).date()
 
 
+def lagos_text(instant: dt.datetime | None, *, seconds: bool = True) -> str:
+    """An instant as people read it on a page: Lagos wall-clock time marked with its zone,
+    e.g. "2026-03-01 10:15:00 WAT" ("—" for none)."""
+    if instant is None:
+        return "—"
+    shown = "%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M"
+    return instant.astimezone(lagos()).strftime(shown) + " WAT"
+
+
 def lagos_offset_is_fixed(first_year: int, last_year: int) -> bool:
     """True when Lagos is UTC+1 at every half-month from `first_year` to `last_year`."""
     for year in range(first_year, last_year + 1):

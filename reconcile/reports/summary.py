@@ -12,7 +12,7 @@ from sqlmodel import Session
 from ledger.events.types import Subject
 from ledger.models import Transfer
 from ledger.types import FindingKind, TransferStatus, utcnow
-from reconcile.advice import Figures, what_to_do
+from reconcile.advice import Figures, finance_advice, what_to_do
 from reconcile.checks import DEFAULT_STALE_AFTER
 from reconcile.reports.collections import (
     collection_finding_counts,
@@ -188,7 +188,7 @@ def _open_findings(session: Session, period: Period, limit: int | None) -> list[
         where=in_period(period),
         # Which source differs decides the advice for amount and fee findings.
         extra=FIGURE_COLUMNS,
-        advice=lambda row: what_to_do(row.kind, Figures.of(row, row.detail)),
+        figures_of=lambda row: Figures.of(row, row.detail),
         limit=limit,
     )
 
@@ -219,6 +219,7 @@ def _stale_pending(
     ids = [row.id for row in transfers]
     flagged = _open_stale_findings(session, ids, every=limit is None) if ids else {}
     advice = what_to_do(FindingKind.STALE_PENDING)
+    plain = finance_advice(FindingKind.STALE_PENDING)
     return [
         StalePending(
             reference=row.reference,
@@ -229,6 +230,7 @@ def _stale_pending(
             finding_id=flagged[row.id][0] if row.id in flagged else None,
             acknowledged=row.id in flagged and flagged[row.id][1],
             what_to_do=advice,
+            advice=plain,
         )
         for row in transfers
     ]

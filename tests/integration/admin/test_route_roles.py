@@ -64,6 +64,8 @@ EXPECTED: dict[tuple[str, str], str | tuple[str, Role]] = {
     ("GET", "/console/collections/{reference:path}"): (PAGE, V),
     ("GET", "/console/transfers/{reference:path}"): (PAGE, V),
     ("GET", "/console/findings"): (PAGE, V),
+    ("GET", "/console/reports"): (PAGE, V),
+    ("GET", "/console/reports/download"): (PAGE, F),
     ("POST", "/console/findings/ack"): (PAGE, F),
     ("POST", "/console/findings/{id}/assign"): (PAGE, F),
     ("POST", "/console/findings/{id}/notes"): (PAGE, F),

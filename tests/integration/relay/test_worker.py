@@ -97,6 +97,8 @@ def test_a_failing_consumer_is_retried_and_then_failed_with_one_alert(
     assert all(a.status_code == 500 and a.response_head == "down" for a in support.attempts(engine))
     [alert] = support.relay_alerts(engine)
     assert alert.key.startswith("relay-delivery-failed:")
+    # Named by the reference its event carries, not by a ledger id.
+    assert alert.title.endswith(" did not take the event for transfer ref-1")
     # Another worker finds nothing to do and alerts nothing more.
     asyncio.run(support.worker(engine).once())
     assert len(support.relay_alerts(engine)) == 1

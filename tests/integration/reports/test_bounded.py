@@ -84,7 +84,7 @@ def test_summary_and_page_stay_small_with_100000_open_findings(engine: Engine) -
     assert body["open_findings"][0]["reference"] == "BULK-000000"
     assert len(summary.content) < 150_000
     assert len(page.content) < 400_000
-    assert "100,000" in page.text and 'href="/console/findings"' in page.text
+    assert "100,000" in page.text and 'href="/console/findings?state=open"' in page.text
     with read_session(engine) as session:
         full = build_summary(session)
     assert len(full["open_findings"]) == OPEN and full["open_findings_truncated"] is False

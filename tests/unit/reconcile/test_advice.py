@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from ledger.types import FindingKind, TransferStatus
-from reconcile.advice import ADVICE, Figures, what_to_do
+from reconcile.advice import ADVICE, Figures, finance_advice, what_to_do
 from reconcile.checks import LedgerView, contract_fee_in, fee_problem
 from reconcile.fees import parse_fee_schedule
 
@@ -34,7 +34,7 @@ def test_fee_provider_charged_more_than_quoted() -> None:
 def test_fee_provider_charged_less_than_quoted() -> None:
     """The provider's fee below its quote: nothing to claim, book the provider's fee."""
     advice = what_to_do("fee_mismatch", Figures(fee=1000, provider_fee=900))
-    assert "charged less than it quoted: nothing to claim" in advice
+    assert "charged less than it quoted (₦9.00 against ₦10.00): nothing to claim" in advice
     assert CLAIM not in advice
 
 
@@ -71,7 +71,7 @@ def test_fee_above_the_contract_schedule_from_the_checks_own_detail() -> None:
     assert detail is not None and contract_fee_in(detail) == 2500
     figures = Figures(amount=500_000, fee=2550, provider_fee=2550, contract_fee=2500)
     advice = what_to_do("fee_mismatch", figures)
-    assert "more than your contract (PAYRECON_FEE_SCHEDULE) allows" in advice
+    assert "more than your contract allows" in advice and "PAYRECON_FEE_SCHEDULE" in advice
     assert CLAIM in advice
     assert "quoted" not in advice and "webhook" not in advice
 
@@ -83,7 +83,7 @@ def test_fee_only_the_webhook_is_above_the_contract_and_the_provider_has_not_ans
     assert detail is not None
     figures = Figures(amount=500_000, webhook_fee=2600, contract_fee=contract_fee_in(detail))
     advice = what_to_do("fee_mismatch", figures)
-    assert "webhook's fee is above your contract" in advice and "wait" in advice
+    assert "is above your contract's" in advice and "wait" in advice
     assert CLAIM not in advice
 
 
@@ -129,10 +129,39 @@ def test_amount_webhook_differs_before_the_provider_answered() -> None:
 def test_figures_that_agree_fall_back_to_the_kinds_advice(kind: str) -> None:
     """With no disagreement left in the figures, the kind's own advice is given."""
     agreeing = Figures(amount=1, fee=1, provider_amount=1, provider_fee=1)
-    assert what_to_do(kind, agreeing) == ADVICE[kind]
+    assert finance_advice(kind, agreeing) == ADVICE[kind]
+    assert what_to_do(kind, agreeing).startswith(ADVICE[kind])
 
 
 @pytest.mark.parametrize("kind", list(FindingKind))
 def test_every_kind_has_its_own_advice(kind: FindingKind) -> None:
     """Each finding kind has advice of its own; an unknown kind gets a generic line."""
-    assert what_to_do(kind) == ADVICE[kind] != what_to_do("no_such_kind")
+    assert finance_advice(kind) == ADVICE[kind] != finance_advice("no_such_kind")
+    assert what_to_do(kind).startswith(ADVICE[kind])
+
+
+@pytest.mark.parametrize("kind", list(FindingKind))
+def test_finance_advice_names_no_command_or_setting(kind: FindingKind) -> None:
+    """Finance's advice is plain language: no command, setting or docs path; ops' adds them."""
+    for figures in (
+        None,
+        Figures(
+            amount=500_000,
+            fee=1000,
+            provider_amount=490_000,
+            provider_fee=1100,
+            webhook_amount=480_000,
+            webhook_fee=1200,
+            contract_fee=1050,
+        ),
+    ):
+        advice = finance_advice(kind, figures)
+        assert "`" not in advice and "PAYRECON_" not in advice and "docs/" not in advice
+        assert "payrecon " not in advice
+
+
+def test_finance_advice_gives_the_amounts_in_naira() -> None:
+    """A provider that moved less names both figures and the gap in naira."""
+    advice = finance_advice("amount_mismatch", Figures(amount=500_000, provider_amount=490_000))
+    assert "₦4,900.00 instead of ₦5,000.00 (₦100.00 less)" in advice
+    assert "kobo" not in advice
