@@ -19,6 +19,8 @@ from typing import Any, ParamSpec, TypeVar
 
 import httpx
 
+from ledger.events import trace as event_trace
+
 ENDPOINT_VARIABLE = "OTEL_EXPORTER_OTLP_ENDPOINT"
 
 _NO_SPAN = contextlib.nullcontext()
@@ -86,12 +88,15 @@ def configure_tracing(
     _state.inject, _state.extract = propagate.inject, propagate.extract
     _state.provider = provider
     _state.tracer = provider.get_tracer("payrecon")
+    # Relay events written from now on keep the span they are written in (ledger.events.trace).
+    event_trace.install(current_traceparent)
     return True
 
 
 def shutdown_tracing() -> None:
     """Export what is buffered and switch tracing off."""
     provider, _state.provider, _state.tracer = _state.provider, None, None
+    event_trace.install(None)
     if provider is not None:
         provider.shutdown()
 
@@ -147,6 +152,28 @@ def link_to_current() -> Any:
         return None
     context = _state.current_span().get_span_context()
     return _state.link(context) if context.is_valid else None
+
+
+def traceparent_of(context: Any) -> str | None:
+    """The W3C `traceparent` of a span context (None when it is not a valid one)."""
+    if context is None or not context.is_valid:
+        return None
+    return f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"
+
+
+def current_traceparent() -> str | None:
+    """The current span's W3C `traceparent`, or None (tracing off, or no span)."""
+    if _state.tracer is None:
+        return None
+    return traceparent_of(_state.current_span().get_span_context())
+
+
+def continued(traceparent: str | None) -> Any:
+    """The parent context a stored `traceparent` names (None off, or when there is none): a
+    relay attempt continues the trace its event was written in."""
+    if _state.tracer is None or not traceparent:
+        return None
+    return _state.extract({"traceparent": traceparent})
 
 
 def inject(headers: MutableMapping[str, str]) -> None:
