@@ -84,11 +84,10 @@ def configure_tracing(
             endpoint = env[ENDPOINT_VARIABLE].rstrip("/") + "/v1/traces"
         processor = BatchSpanProcessor(
             OTLPSpanExporter(endpoint=endpoint),
-            # Bigger, rarer exports: a loaded receiver makes thousands of spans a second, and
-            # each export's fixed cost (the resource, a POST) is shared by more of them.
-            max_queue_size=16384,
-            max_export_batch_size=2048,
-            schedule_delay_millis=2000,
+            # A loaded receiver makes thousands of spans a second: a queue of 2,048 (the
+            # default) fills between exports and drops them. Batches stay at the default 512
+            # so one export's encoding holds the loop back for little at a time.
+            max_queue_size=8192,
         )
     else:
         processor = SimpleSpanProcessor(exporter)
