@@ -30,6 +30,8 @@ from tests.support.servers import free_port, wait_for_port  # noqa: E402
 
 DURATION = int(os.environ.get("BENCH_SECONDS", "10"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+# A worktree of an earlier commit: each round then serves it too, just before this tree.
+BASE = os.environ.get("BENCH_BASE")
 CONNECTIONS = 64
 # The issue's target: share of the ceiling's throughput, and p99 latency.
 TARGETS = {"sqlite": 0.4, "postgresql": 0.3}
@@ -88,10 +90,16 @@ def run_wrk(name: str, port: int) -> Result:
     return Result(name, rps, p50, p99, int(bad.group(1)) if bad else 0)
 
 
-def serve(command: list[str], env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
-    """Start a server pinned to CPU 0 and wait for it."""
+def serve(
+    command: list[str], env: dict[str, str], port: int, cwd: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """Start a server pinned to CPU 0 and wait for it.
+
+    `cwd`: the tree a `python -m payrecon` command runs. It must be given for any tree but
+    this one: `-m` puts the working directory first on sys.path, ahead of PYTHONPATH."""
     process = subprocess.Popen(
         ["taskset", "-c", "0", *command],
+        cwd=cwd,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -134,18 +142,23 @@ def bench_bare() -> Result:
         stop(process)
 
 
-def bench_receiver(name: str, database_url: str) -> Result:
-    """The full receiver: validation, raw archive, event and transfer rows, durable commit."""
+def bench_receiver(name: str, database_url: str, tree: Path = ROOT) -> Result:
+    """The full receiver: validation, raw archive, event and transfer rows, durable commit;
+    `tree` is the checkout served (BENCH_BASE: an earlier commit's worktree)."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PAYRECON_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PAYRECON_", "OTEL_"))}
     env["PAYRECON_DATABASE_URL"] = database_url
+    env["PYTHONPATH"] = str(tree)
     subprocess.run(
         [sys.executable, "-m", "payrecon", "db", "upgrade"],
         env=env,
         check=True,
         capture_output=True,
+        cwd=tree,
     )
-    process = serve([sys.executable, "-m", "payrecon", "serve", "--port", str(port)], env, port)
+    process = serve(
+        [sys.executable, "-m", "payrecon", "serve", "--port", str(port)], env, port, cwd=tree
+    )
     try:
         return run_wrk(name, port)
     finally:
@@ -169,13 +182,34 @@ def _pg_database() -> str | None:
 def _round(workdir: Path, number: int) -> dict[str, Result]:
     """Ceiling, then each receiver on a fresh database."""
     results = {"ceiling": bench_bare()}
+    base = Path(BASE) if BASE else None
+    if base is not None:
+        results["base sqlite"] = bench_receiver(
+            f"receiver at BENCH_BASE ({_commit(base)}), SQLite",
+            f"sqlite:///{workdir}/base-{number}.db",
+            base,
+        )
     results["sqlite"] = bench_receiver(
         "receiver, SQLite (WAL, synchronous=FULL)", f"sqlite:///{workdir}/bench-{number}.db"
     )
     pg = _pg_database()
+    if pg and base is not None:
+        results["base postgresql"] = bench_receiver(
+            f"receiver at BENCH_BASE ({_commit(base)}), PostgreSQL", pg, base
+        )
+        pg = _pg_database()
     if pg:
         results["postgresql"] = bench_receiver("receiver, PostgreSQL", pg)
     return results
+
+
+def _commit(tree: Path) -> str:
+    return subprocess.run(
+        ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
 
 
 def _report(rounds: list[dict[str, Result]]) -> str:
@@ -213,6 +247,19 @@ def _report(rounds: list[dict[str, Result]]) -> str:
             f"| {measured[0][key].name} | {ratio:.2f} | {p99:.2f} | "
             f"≥ {target}×, p99 < {P99_LIMIT_MS:.0f} ms | {'yes' if met else 'no'} |"
         )
+    compared = [r for r in rounds if "base sqlite" in r]
+    if compared:
+        lines += [
+            "",
+            "| database | median this / BENCH_BASE (same round) | rounds |",
+            "|---|---|---|",
+        ]
+        for key in ("sqlite", "postgresql"):
+            pairs = [r for r in compared if key in r and f"base {key}" in r]
+            if pairs:
+                each = [r[key].rps / r[f"base {key}"].rps for r in pairs]
+                shown = ", ".join(f"{x:.2f}" for x in each)
+                lines.append(f"| {key} | {statistics.median(each):.2f} | {shown} |")
     return "\n".join(lines) + "\n"
 
 

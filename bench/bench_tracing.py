@@ -39,7 +39,8 @@ def _receiver(tree: Path, database_url: str, extra: dict[str, str]) -> Result:
     command = [sys.executable, "-m", "payrecon"]
     subprocess.run([*command, "db", "upgrade"], env=env, check=True, capture_output=True, cwd=tree)
     port = free_port()
-    process = serve([*command, "serve", "--port", str(port)], env, port)
+    # cwd: `-m` puts the working directory ahead of PYTHONPATH (bench_receiver.serve).
+    process = serve([*command, "serve", "--port", str(port)], env, port, cwd=tree)
     try:
         return run_wrk(str(tree), port)
     finally:

@@ -373,6 +373,9 @@ class RelayEvent(SQLModel, table=True):
     created_at: dt.datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
+    # The W3C traceparent of the span the event was written in (tracing on only): each attempt
+    # to deliver it continues that trace (docs/rules.md: Observability).
+    traceparent: str | None = Field(default=None, sa_column=Column(String(64), nullable=True))
 
 
 class RelayDelivery(SQLModel, table=True):

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import insert, or_, select, update
 from sqlmodel import Session
 
+from ledger.events import trace
 from ledger.events import transfers as relay_transfers
 from ledger.events.findings import raise_finding
 from ledger.events.types import Subject
@@ -82,6 +83,8 @@ class IncomingDelivery:
     error: str | None = None
     invalid_outcome: DeliveryOutcome = DeliveryOutcome.INVALID
     webhook_id: str | None = None
+    # The W3C traceparent of the request's span (tracing on only): its relay events keep it.
+    traceparent: str | None = None
 
 
 @dataclass
@@ -140,7 +143,8 @@ def apply_delivery(session: Session, delivery: IncomingDelivery, *, now: dt.date
     """Decide the outcome of one delivery, apply it if new, and archive it. Never commits."""
     parsed = delivery.parsed
     if isinstance(parsed, TransferEvent):
-        applied = apply_event(session, parsed, webhook_id=delivery.webhook_id, now=now)
+        with trace.continuing(delivery.traceparent):  # its events continue the request's trace
+            applied = apply_event(session, parsed, webhook_id=delivery.webhook_id, now=now)
     else:
         applied = Applied(not_applied(parsed, delivery.invalid_outcome))
     archive(session, delivery, applied)

@@ -27,6 +27,7 @@ from typing import Any
 from sqlmodel import Session
 
 from ledger.bulk import Bulk, Statement, table_columns
+from ledger.events import trace
 from ledger.events.bulk import BulkOutbox
 from ledger.events.findings import raise_finding
 from ledger.events.outbox import wake_workers
@@ -94,7 +95,10 @@ class _Plan:
     changes: dict[int, dict[str, Any]] = field(default_factory=dict)  # known transfers', by id
     new_events: list[tuple[Any, ...]] = field(default_factory=list)  # (id, *event_row)
     # Findings on transfers known before the batch, raised after the writes.
-    findings: list[tuple[HeldTransfer, NewFinding, Applied]] = field(default_factory=list)
+    # (transfer, finding, what its delivery did, its request's traceparent)
+    findings: list[tuple[HeldTransfer, NewFinding, Applied, str | None]] = field(
+        default_factory=list
+    )
     # Ids reserved for the rows this batch creates (ledger.bulk.reserve_ids).
     transfer_ids: Iterator[int] = field(default_factory=lambda: iter(()))
     event_ids: Iterator[int] = field(default_factory=lambda: iter(()))
@@ -115,7 +119,7 @@ def apply_batch(
     for delivery in deliveries:
         parsed = delivery.parsed
         if isinstance(parsed, TransferEvent):
-            applied, key = _apply(plan, parsed, delivery.webhook_id)
+            applied, key = _apply(plan, parsed, delivery)
             results.append(applied)
             event_of.append(key)
         else:
@@ -216,8 +220,11 @@ def _hold_events(plan: _Plan, recorded: list[Any]) -> None:
             plan.by_webhook_id[webhook_id] = key
 
 
-def _apply(plan: _Plan, event: TransferEvent, webhook_id: str | None) -> tuple[Applied, _EventKey]:
+def _apply(
+    plan: _Plan, event: TransferEvent, delivery: IncomingDelivery
+) -> tuple[Applied, _EventKey]:
     """Decide one event against the plan, and take the decision into it."""
+    webhook_id = delivery.webhook_id
     key = (event.event.value, event.reference)
     if key not in plan.events and webhook_id and webhook_id in plan.by_webhook_id:
         key = plan.by_webhook_id[webhook_id]
@@ -232,18 +239,31 @@ def _apply(plan: _Plan, event: TransferEvent, webhook_id: str | None) -> tuple[A
     applied = Applied(decision.outcome)
     transfer = recorded[2] if recorded is not None else _take(plan, decision, event, webhook_id)
     if decision.reported is not None:
-        _relay(plan, transfer, RelayEventType.TRANSFER_REPORTED, decision.reported)
+        _relay(
+            plan,
+            transfer,
+            RelayEventType.TRANSFER_REPORTED,
+            decision.reported,
+            traceparent=delivery.traceparent,
+        )
     for finding in decision.findings:
-        _open(plan, transfer, finding, applied)
+        _open(plan, transfer, finding, applied, traceparent=delivery.traceparent)
     return applied, key
 
 
-def _open(plan: _Plan, transfer: HeldTransfer, finding: NewFinding, applied: Applied) -> None:
+def _open(
+    plan: _Plan,
+    transfer: HeldTransfer,
+    finding: NewFinding,
+    applied: Applied,
+    *,
+    traceparent: str | None,
+) -> None:
     """Open a finding of the decision: here when the batch created its transfer (which has
     none yet, so each kind is opened once), after the writes otherwise."""
     assert transfer.id is not None
     if transfer.id not in plan.created:
-        plan.findings.append((transfer, finding, applied))
+        plan.findings.append((transfer, finding, applied, traceparent))
         return
     if plan.outbox.open_finding(
         transfer_id=transfer.id,
@@ -251,11 +271,19 @@ def _open(plan: _Plan, transfer: HeldTransfer, finding: NewFinding, applied: App
         kind=finding.kind,
         detail=finding.detail,
         next_sequence=lambda: _next_sequence(plan, transfer),
+        traceparent=traceparent,
     ):
         applied.findings.append(finding.kind)
 
 
-def _relay(plan: _Plan, transfer: HeldTransfer, type: RelayEventType, data: dict[str, Any]) -> None:
+def _relay(
+    plan: _Plan,
+    transfer: HeldTransfer,
+    type: RelayEventType,
+    data: dict[str, Any],
+    *,
+    traceparent: str | None,
+) -> None:
     """Take a relay event about the transfer into the plan, numbered next in its sequence."""
     assert transfer.id is not None
     plan.outbox.event(
@@ -265,6 +293,7 @@ def _relay(plan: _Plan, transfer: HeldTransfer, type: RelayEventType, data: dict
         reference=transfer.reference,
         sequence=_next_sequence(plan, transfer),
         data=data,
+        traceparent=traceparent,
     )
 
 
@@ -324,18 +353,20 @@ def _write(bulk: Bulk, plan: _Plan) -> list[Statement]:
 def _raise_known_findings(session: Session, plan: _Plan, now: dt.datetime) -> None:
     """Open (or reopen) the findings on transfers that existed before the batch, each with
     its event; rare."""
-    for transfer, finding, applied in plan.findings:
+    for transfer, finding, applied, traceparent in plan.findings:
         assert transfer.id is not None
-        if raise_finding(
-            session,
-            subject=Subject.TRANSFER,
-            subject_id=transfer.id,
-            kind=finding.kind,
-            detail=finding.detail,
-            now=now,
-            reference=transfer.reference,
-            endpoints=plan.outbox.subscribers,
-        ):
+        with trace.continuing(traceparent):
+            raised = raise_finding(
+                session,
+                subject=Subject.TRANSFER,
+                subject_id=transfer.id,
+                kind=finding.kind,
+                detail=finding.detail,
+                now=now,
+                reference=transfer.reference,
+                endpoints=plan.outbox.subscribers,
+            )
+        if raised:
             applied.findings.append(finding.kind)
     session.flush()
 

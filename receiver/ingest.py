@@ -94,7 +94,10 @@ class GroupCommitWriter:
         if self._task is None or self._task.done():
             raise IngestUnavailableError("the receiver is not accepting deliveries")
         future: asyncio.Future[Applied] = asyncio.get_running_loop().create_future()
-        pending = _Pending(delivery, future, tracing.link_to_current())
+        link = tracing.link_to_current()
+        if link is not None:  # tracing on: the delivery's events continue the request's trace
+            delivery.traceparent = tracing.traceparent_of(link.context)
+        pending = _Pending(delivery, future, link)
         self._queue.put_nowait(pending)  # unbounded: never waits
         return await future
 

@@ -53,6 +53,7 @@ class Job:
     subject_key: str
     sequence: int
     claimed_until: dt.datetime  # the worker may not start an attempt that would outlast it
+    traceparent: str | None = None  # the trace the event was written in (tracing was on)
 
 
 def _first_pending(candidate: Any) -> ColumnElement[bool]:
@@ -117,7 +118,7 @@ def _claim_statements() -> tuple[Update, Select[Any]]:
             DELIVERIES.c.next_attempt_at,
         )
     )
-    bodies = select(EVENTS.c.id, EVENTS.c.event_id, EVENTS.c.body).where(
+    bodies = select(EVENTS.c.id, EVENTS.c.event_id, EVENTS.c.body, EVENTS.c.traceparent).where(
         EVENTS.c.id.in_(bindparam("ids", expanding=True))
     )
     return stamp, bodies
@@ -175,6 +176,7 @@ def claim(
             subject_key=row.subject_key,
             sequence=row.sequence,
             claimed_until=until,
+            traceparent=events[row.event_id].traceparent,
         )
         for row in claimed
     ]

@@ -265,7 +265,10 @@ class Worker:
             )
 
     async def _attempt(self, client: httpx.AsyncClient, job: Job) -> Result:
-        with tracing.span("relay.attempt", _attempt_attributes(job), kind="CLIENT"):
+        # A child of the span its event was written in (the webhook's request, the reconcile
+        # pass…): one trace from the change to the consumer, who gets this span's traceparent.
+        parent = tracing.continued(job.traceparent)
+        with tracing.span("relay.attempt", _attempt_attributes(job), kind="CLIENT", context=parent):
             answer = await sender.send(client, job, self.box, timeout=self.config.timeout)
         return Result(job, answer)
 

@@ -33,23 +33,25 @@ class TracedRequests:
             await self.app(scope, receive, send)
             return
         # Only a request that carries a traceparent pays for reading it (the webhook is hot).
-        parent = None
+        traceparent = None
         for name, value in scope["headers"]:
             if name == b"traceparent":
-                parent = tracing.extract({"traceparent": value.decode("latin-1")})
+                traceparent = value.decode("latin-1")
                 break
         path = scope["path"]
         # Paths holding a token or an id are named by their route, not by the value.
         route = "/webhook" if path.startswith("/webhook") else path
         method = scope["method"]
         attributes = {"http.request.method": method, "url.path": route}
-        with tracing.span(
-            f"{method} {route}", attributes, kind="SERVER", context=parent
-        ) as current:
+        current = tracing.request_span(f"{method} {route}", attributes, traceparent)
+        if current is None:  # switched off meanwhile
+            await self.app(scope, receive, send)
+            return
+        with current:
 
             async def traced_send(message: Message) -> None:
                 if message["type"] == "http.response.start":
-                    current.set_attribute("http.response.status_code", message["status"])
+                    current.status = message["status"]
                 await send(message)
 
             await self.app(scope, receive, traced_send)

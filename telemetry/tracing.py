@@ -14,10 +14,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import time
 from collections.abc import Callable, Coroutine, Iterator, Mapping, MutableMapping, Sequence
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 import httpx
+
+from ledger.events import trace as event_trace
 
 ENDPOINT_VARIABLE = "OTEL_EXPORTER_OTLP_ENDPOINT"
 
@@ -32,6 +35,8 @@ class _State:
 
     tracer: Any = None
     provider: Any = None
+    processor: Any = None  # the provider's one span processor (a request span ends into it)
+    scope: Any = None  # the instrumentation scope of the spans made here
     kinds: Any = None
     link: Any = None
     current_span: Any = None
@@ -68,6 +73,7 @@ def configure_tracing(
     shutdown_tracing()
     resource = Resource.create({"service.name": env.get("OTEL_SERVICE_NAME") or service})
     provider = TracerProvider(resource=resource)
+    processor: Any
     if exporter is None:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
@@ -76,22 +82,59 @@ def configure_tracing(
         endpoint = None
         if not env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
             endpoint = env[ENDPOINT_VARIABLE].rstrip("/") + "/v1/traces"
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
+        processor = BatchSpanProcessor(
+            OTLPSpanExporter(endpoint=endpoint),
+            # A loaded receiver makes thousands of spans a second: a queue of 2,048 (the
+            # default) fills between exports and drops them. Batches stay at the default 512
+            # so one export's encoding holds the loop back for little at a time.
+            max_queue_size=8192,
+        )
     else:
-        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        processor = SimpleSpanProcessor(exporter)
+    provider.add_span_processor(processor)
+    from opentelemetry import context as otel_context
     from opentelemetry import propagate
-    from opentelemetry.trace import Link, SpanKind, get_current_span
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+    from opentelemetry.trace import (
+        Link,
+        NonRecordingSpan,
+        SpanContext,
+        SpanKind,
+        TraceFlags,
+        get_current_span,
+        set_span_in_context,
+    )
+    from opentelemetry.trace.status import Status, StatusCode
+
+    _Requests.names = _RequestNames(
+        ReadableSpan,
+        SpanContext,
+        NonRecordingSpan,
+        set_span_in_context,
+        otel_context.attach,
+        otel_context.detach,
+        TraceFlags(TraceFlags.SAMPLED),
+        TraceFlags(TraceFlags.DEFAULT),
+        SpanKind.SERVER,
+        Status(StatusCode.ERROR),
+    )
 
     _state.kinds, _state.link, _state.current_span = SpanKind, Link, get_current_span
     _state.inject, _state.extract = propagate.inject, propagate.extract
-    _state.provider = provider
+    _state.provider, _state.processor = provider, processor
+    _state.scope = InstrumentationScope("payrecon")
     _state.tracer = provider.get_tracer("payrecon")
+    # Relay events written from now on keep the span they are written in (ledger.events.trace).
+    event_trace.install(current_traceparent)
     return True
 
 
 def shutdown_tracing() -> None:
     """Export what is buffered and switch tracing off."""
     provider, _state.provider, _state.tracer = _state.provider, None, None
+    _state.processor = None
+    event_trace.install(None)
     if provider is not None:
         provider.shutdown()
 
@@ -118,6 +161,122 @@ def span(
         attributes=attributes,
         links=links,
     )
+
+
+class _RequestNames(NamedTuple):
+    readable: Any
+    span_context: Any
+    non_recording: Any
+    in_context: Any
+    attach: Any
+    detach: Any
+    sampled: Any
+    unsampled: Any
+    server: Any
+    error: Any
+
+
+class _Requests:
+    names: _RequestNames
+
+
+def parse_traceparent(value: str) -> Any:
+    """The remote span context a W3C `traceparent` names, or None (malformed, or tracing off):
+    what OpenTelemetry's propagator would read, without building a whole context for it."""
+    if _state.tracer is None:
+        return None
+    parts = value.strip().split("-")
+    if len(parts) < 4:
+        return None
+    version, trace_hex, span_hex, flags_hex = parts[:4]
+    if (
+        len(version) != 2
+        or version == "ff"
+        or (version == "00" and len(parts) != 4)
+        or len(trace_hex) != 32
+        or len(span_hex) != 16
+        or len(flags_hex) != 2
+        or not _HEX.issuperset(version + trace_hex + span_hex + flags_hex)
+    ):
+        return None
+    trace_id, span_id = int(trace_hex, 16), int(span_hex, 16)
+    if not trace_id or not span_id:
+        return None
+    names = _Requests.names
+    flags = names.sampled if int(flags_hex, 16) & 1 else names.unsampled
+    return names.span_context(trace_id, span_id, True, flags)
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+class RequestSpan:
+    """The SERVER span of one HTTP request, made without the SDK's span machinery.
+
+    The webhook is the hot path: an SDK span (sampler, limits, locks, a span processor's
+    on_start and on_end) cost as much again as its export. This one takes its ids from the
+    provider's generator, asks the provider's sampler, is current (as a non-recording span, so
+    links and child spans find it) while the request runs, and on exit hands one finished,
+    immutable span to the processor, as the SDK would. `status` is set by the caller."""
+
+    __slots__ = ("_token", "attributes", "context", "name", "parent", "start", "status")
+
+    def __init__(self, name: str, attributes: dict[str, Any], parent: Any) -> None:
+        self.name, self.attributes, self.parent = name, attributes, parent
+        self.status = 0
+        provider, names = _state.provider, _Requests.names
+        if parent is None:
+            trace_id, parent_context = provider.id_generator.generate_trace_id(), None
+        else:
+            trace_id = parent.trace_id
+            parent_context = names.in_context(names.non_recording(parent))
+        decision = provider.sampler.should_sample(parent_context, trace_id, name, names.server)
+        sampled = decision.decision.is_sampled()
+        self.context = names.span_context(
+            trace_id,
+            provider.id_generator.generate_span_id(),
+            False,
+            names.sampled if sampled else names.unsampled,
+        )
+        self.start = time.time_ns()
+        self._token = names.attach(names.in_context(names.non_recording(self.context)))
+
+    def __enter__(self) -> RequestSpan:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        names = _Requests.names
+        names.detach(self._token)
+        processor = _state.processor
+        if processor is None or not self.context.trace_flags.sampled:
+            return
+        if self.status:
+            self.attributes["http.response.status_code"] = self.status
+        processor.on_end(
+            names.readable(
+                name=self.name,
+                context=self.context,
+                parent=self.parent,
+                resource=_state.provider.resource,
+                attributes=self.attributes,
+                kind=names.server,
+                start_time=self.start,
+                end_time=time.time_ns(),
+                instrumentation_scope=_state.scope,
+                **({"status": names.error} if self.status >= 500 or exc[0] is not None else {}),
+            )
+        )
+
+
+def request_span(
+    name: str, attributes: dict[str, Any], traceparent: str | None
+) -> RequestSpan | None:
+    """The SERVER span of a request, continuing `traceparent` when it names a valid one; None
+    while tracing is off."""
+    if _state.tracer is None:
+        return None
+    parent = parse_traceparent(traceparent) if traceparent else None
+    return RequestSpan(name, attributes, parent)
 
 
 def traced(
@@ -147,6 +306,28 @@ def link_to_current() -> Any:
         return None
     context = _state.current_span().get_span_context()
     return _state.link(context) if context.is_valid else None
+
+
+def traceparent_of(context: Any) -> str | None:
+    """The W3C `traceparent` of a span context (None when it is not a valid one)."""
+    if context is None or not context.is_valid:
+        return None
+    return f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"
+
+
+def current_traceparent() -> str | None:
+    """The current span's W3C `traceparent`, or None (tracing off, or no span)."""
+    if _state.tracer is None:
+        return None
+    return traceparent_of(_state.current_span().get_span_context())
+
+
+def continued(traceparent: str | None) -> Any:
+    """The parent context a stored `traceparent` names (None off, or when there is none): a
+    relay attempt continues the trace its event was written in."""
+    if _state.tracer is None or not traceparent:
+        return None
+    return _state.extract({"traceparent": traceparent})
 
 
 def inject(headers: MutableMapping[str, str]) -> None:

@@ -37,7 +37,7 @@ _DELIVERIES = RelayDelivery.__table__  # type: ignore[attr-defined]
 
 _OPENED = ("id", "subject", "subject_id", "kind", "detail", "opened_at", "updated_at")
 _EVENT = ("id", "event_id", "type", "subject", "subject_id", "reference", "sequence", "body")
-_EVENT_ROW = (*_EVENT, "created_at")
+_EVENT_ROW = (*_EVENT, "created_at", "traceparent")
 _DELIVERY = (
     "event_id",
     "endpoint_id",
@@ -103,16 +103,20 @@ class BulkOutbox:
         reference: str,
         sequence: int,
         data: dict[str, Any],
+        traceparent: str | None = None,
     ) -> None:
         """Gather one event (numbered `sequence` in its subject by the writer) and a pending
-        delivery for each endpoint that takes its type."""
+        delivery for each endpoint that takes its type.
+
+        `traceparent`: the trace context of the request that caused it (tracing on only), so
+        its delivery continues that request's trace (ledger.events.trace)."""
         row_id = next(self._event_ids)
         event_id = new_event_id()
         body = payloads.body(
             event_id=event_id, type=type, timestamp=self.now_iso, sequence=sequence, data=data
         )
         values = (row_id, event_id, type.value, subject.value, subject_id, reference, sequence)
-        self.events.append((*values, body, self.stamp))
+        self.events.append((*values, body, self.stamp, traceparent))
         targets = takers(self.subscribers, type)
         if targets:
             key = subject_key(subject, reference)
@@ -127,6 +131,7 @@ class BulkOutbox:
         kind: FindingKind,
         detail: str,
         next_sequence: Callable[[], int],
+        traceparent: str | None = None,
     ) -> bool:
         """Open a finding on a transfer this write creates (it has none yet), with its
         `finding.opened` event; False when this write opened that kind on it already."""
@@ -160,6 +165,7 @@ class BulkOutbox:
             reference=reference,
             sequence=next_sequence(),
             data=data,
+            traceparent=traceparent,
         )
         return True
 

@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import insert, select, text, update
 from sqlmodel import Session
 
-from ledger.events import payloads
+from ledger.events import payloads, trace
 from ledger.events.ids import new_event_id
 from ledger.events.types import DeliveryStatus, RelayEventType, Subject, parse_types
 from ledger.models import RelayDelivery, RelayEndpoint, RelayEvent
@@ -118,7 +118,7 @@ def emit(
     """Record one event and its deliveries in the session's transaction; its `evt_` id.
 
     `endpoints` (from `subscribers`) saves the read when the caller emits many events in one
-    transaction.
+    transaction. The event keeps the trace context it is written in (`ledger.events.trace`).
     """
     sequence = next_sequence(session, subject, subject_id)
     event_id = new_event_id()
@@ -134,6 +134,7 @@ def emit(
             sequence=sequence,
             body=body,
             created_at=now,
+            traceparent=trace.current(),
         )
         .returning(EVENTS.c.id)
     ).scalar_one()

@@ -1,11 +1,11 @@
 """Served apps for the HTTP tests: a receiver with the admin token, and one paying through a
-sandbox (the env builders the admin, console and receiver tests share)."""
+sandbox, and the env builders the CLI tests share."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 from sqlalchemy import Engine
@@ -30,6 +30,24 @@ def bearer(token: str = ADMIN) -> dict[str, str]:
 def cli_env(database_url: str, **extra: str) -> dict[str, str]:
     """The environment of a `payrecon` command on the ledger at `database_url`."""
     return {"PAYRECON_DATABASE_URL": database_url, **extra}
+
+
+class RunningSandbox(Protocol):
+    """What `sandbox_settings` reads of a running sandbox (tests/integration/reconcile/helpers)."""
+
+    base_url: str
+    config: SandboxConfig
+
+
+def sandbox_settings(database_url: str, sandbox: RunningSandbox, **extra: str) -> dict[str, str]:
+    """The PAYRECON_* variables of a command on the ledger at `database_url` whose provider is
+    `sandbox` (with its own key), plus `extra` (full variable names)."""
+    return {
+        "PAYRECON_DATABASE_URL": database_url,
+        "PAYRECON_PROVIDER_BASE_URL": sandbox.base_url,
+        "PAYRECON_PROVIDER_SECRET_KEY": sandbox.config.secret_key,
+        **extra,
+    }
 
 
 @pytest.fixture

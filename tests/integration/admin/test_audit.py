@@ -8,7 +8,6 @@ from typing import Any
 
 import httpx
 import pytest
-from click.testing import CliRunner, Result
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError
 
@@ -18,15 +17,11 @@ from ledger.events.findings import raise_finding
 from ledger.events.types import Subject
 from ledger.types import FindingKind, utcnow
 from payrecon.actor import cli_actor
-from payrecon.cli import cli
 from tests.integration.admin.conftest import ADMIN, Cast, audit_rows, bearer
 from tests.integration.relay.conftest import add_transfer, emit, record_attempt
 from tests.support import relay as relay_support
 from tests.support.apps import payout_stack
-
-
-def _cli(database_url: str, *args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), env={"PAYRECON_DATABASE_URL": database_url})
+from tests.support.cli import run_cli
 
 
 def _trail(engine: Engine) -> list[tuple[str, str, str, str | None]]:
@@ -102,7 +97,7 @@ def test_acknowledging_on_the_reports_page_and_the_cli_is_audited(
         data={"note": "<b>paid</b> by hand"},
         headers=bearer(cast.tokens["finance"]),
     )
-    result = _cli(database_url, "findings", "ack", str(ids[1]), "--note", "provider refunded")
+    result = run_cli(database_url, "findings", "ack", str(ids[1]), "--note", "provider refunded")
     assert form.status_code == 303 and result.exit_code == 0, result.output
     rows = audit_rows(engine, AuditAction.FINDING_ACK)
     assert [(r.operator, r.role, r.subject, r.detail) for r in rows] == [
@@ -135,9 +130,9 @@ def test_a_payout_over_http_is_audited_in_its_intent_transaction(
 def test_operator_changes_on_the_cli_are_audited(database_url: str, engine: Engine) -> None:
     """`operators add` and `revoke` write operator.add and operator.revoke; the token is in
     neither the audit log nor `operators list`."""
-    added = _cli(database_url, "operators", "add", "olu", "--role", "viewer", "--json")
-    listed = _cli(database_url, "operators", "list", "--json")
-    revoked = _cli(database_url, "operators", "revoke", "olu")
+    added = run_cli(database_url, "operators", "add", "olu", "--role", "viewer", "--json")
+    listed = run_cli(database_url, "operators", "list", "--json")
+    revoked = run_cli(database_url, "operators", "revoke", "olu")
     assert (added.exit_code, listed.exit_code, revoked.exit_code) == (0, 0, 0)
     token = json.loads(added.output)["token"]
     assert token not in listed.output and "olu" in listed.output
@@ -300,9 +295,9 @@ def test_reseal_prune_and_cli_enable_disable_are_audited(engine: Engine, databas
     """`endpoints reseal`, `checks prune` and `endpoints disable` each write a row as the CLI
     operator; the disable row holds the old and the new value."""
     endpoint_id, _ = relay_support.add_endpoint(engine, "http://10.0.0.7/hook")
-    env = {"PAYRECON_DATABASE_URL": database_url, "PAYRECON_RELAY_KEYS": relay_support.RELAY_KEYS}
+    keys = {"PAYRECON_RELAY_KEYS": relay_support.RELAY_KEYS}
     for args in (["endpoints", "reseal"], ["checks", "prune"], ["endpoints", "disable", "1"]):
-        result = CliRunner().invoke(cli, args, env=env)
+        result = run_cli(database_url, *args, **keys)
         assert result.exit_code == 0, result.output
     assert endpoint_id == 1
     assert [(r.operator, r.action, r.subject) for r in audit_rows(engine)] == [

@@ -5,17 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 from sqlalchemy import Engine, select
 
 from ledger.db import read_session
 from ledger.models import OperatorAccount
 from ledger.operators import secret_hash
-from payrecon.cli import cli
-
-
-def _cli(database_url: str, *args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), env={"PAYRECON_DATABASE_URL": database_url})
+from tests.support.cli import run_cli
 
 
 def _one_line_exit_2(result: Result) -> str:
@@ -28,7 +24,7 @@ def test_add_prints_a_token_once_and_stores_only_its_hash(
     database_url: str, engine: Engine
 ) -> None:
     """The token printed is 43 URL-safe characters; the ledger holds its SHA-256, not it."""
-    added = _cli(database_url, "operators", "add", "ada", "--role", "admin", "--json")
+    added = run_cli(database_url, "operators", "add", "ada", "--role", "admin", "--json")
     token = json.loads(added.output)["token"]
     with read_session(engine) as session:
         account = session.execute(select(OperatorAccount)).scalar_one()
@@ -44,7 +40,7 @@ def test_hostile_or_reserved_names_exit_2_and_add_nothing(
 ) -> None:
     """A name with markup, spaces, control or non-ASCII characters, too long or reserved is
     refused with one line, and no operator is stored."""
-    line = _one_line_exit_2(_cli(database_url, "operators", "add", name, "--role", "viewer"))
+    line = _one_line_exit_2(run_cli(database_url, "operators", "add", name, "--role", "viewer"))
     assert "operator name" in line or "reserved" in line
     with read_session(engine) as session:
         assert session.execute(select(OperatorAccount)).first() is None
@@ -52,11 +48,11 @@ def test_hostile_or_reserved_names_exit_2_and_add_nothing(
 
 def test_a_duplicate_name_and_an_unknown_revoke_exit_2(database_url: str) -> None:
     """Adding a name twice (even once revoked) and revoking a stranger are usage errors."""
-    assert _cli(database_url, "operators", "add", "bo", "--role", "viewer").exit_code == 0
-    twice = _one_line_exit_2(_cli(database_url, "operators", "add", "bo", "--role", "admin"))
-    assert _cli(database_url, "operators", "revoke", "bo").exit_code == 0
-    again = _one_line_exit_2(_cli(database_url, "operators", "add", "bo", "--role", "admin"))
-    stranger = _one_line_exit_2(_cli(database_url, "operators", "revoke", "nobody"))
+    assert run_cli(database_url, "operators", "add", "bo", "--role", "viewer").exit_code == 0
+    twice = _one_line_exit_2(run_cli(database_url, "operators", "add", "bo", "--role", "admin"))
+    assert run_cli(database_url, "operators", "revoke", "bo").exit_code == 0
+    again = _one_line_exit_2(run_cli(database_url, "operators", "add", "bo", "--role", "admin"))
+    stranger = _one_line_exit_2(run_cli(database_url, "operators", "revoke", "nobody"))
     assert "exists already (active)" in twice and "exists already (revoked)" in again
     assert "no active operator named 'nobody'" in stranger
 
@@ -64,11 +60,11 @@ def test_a_duplicate_name_and_an_unknown_revoke_exit_2(database_url: str) -> Non
 def test_list_shows_names_roles_and_states_never_tokens(database_url: str) -> None:
     """`operators list` marks revoked operators and prints no token or hash."""
     token = json.loads(
-        _cli(database_url, "operators", "add", "cy", "--role", "finance", "--json").output
+        run_cli(database_url, "operators", "add", "cy", "--role", "finance", "--json").output
     )["token"]
-    _cli(database_url, "operators", "add", "di", "--role", "viewer")
-    _cli(database_url, "operators", "revoke", "di")
-    listed = _cli(database_url, "operators", "list")
+    run_cli(database_url, "operators", "add", "di", "--role", "viewer")
+    run_cli(database_url, "operators", "revoke", "di")
+    listed = run_cli(database_url, "operators", "list")
     lines = listed.output.strip().splitlines()
     assert [line.split("\t")[:2] for line in lines] == [["cy", "finance"], ["di", "viewer"]]
     assert lines[0].endswith("active") and "revoked" in lines[1]

@@ -8,10 +8,7 @@ from typing import Any
 import httpx
 from sqlalchemy import Engine
 
-from payrecon.app import create_app
-from payrecon.settings import load_settings
 from tests.support.apps import ADMIN, payout_stack
-from tests.support.servers import running_server
 
 AUTH = {"authorization": f"Bearer {ADMIN}"}
 GOOD = {"amount": 250_000, "bank_code": "044", "account_number": "0440000017"}
@@ -93,11 +90,10 @@ def test_hostile_payout_references_are_refused_not_500(stack: tuple[str, str]) -
     assert sent == []
 
 
-def test_payouts_answer_503_without_provider_settings(database_url: str, engine: Engine) -> None:
+def test_payouts_answer_503_without_provider_settings(receiver_url: str) -> None:
     """A receiver started without provider settings refuses payouts clearly."""
-    settings = load_settings(database_url=database_url, admin_token=ADMIN)
-    with running_server(create_app(settings, engine=engine)) as url:
-        response = httpx.post(f"{url}/api/transfers", json={**GOOD, "reference": "Z"}, headers=AUTH)
+    body = {**GOOD, "reference": "Z"}
+    response = httpx.post(f"{receiver_url}/api/transfers", json=body, headers=AUTH)
     assert response.status_code == 503
     assert "PAYRECON_PROVIDER_BASE_URL" in response.json()["message"]
 

@@ -4,19 +4,14 @@ from __future__ import annotations
 
 import json
 
-from click.testing import CliRunner, Result
 from sqlalchemy import Engine, select
 
 from ledger.db import read_session, write_session
 from ledger.models import AuditEntry, Finding, FindingNote
 from ledger.operators import add_operator
 from ledger.types import FindingKind, utcnow
-from payrecon.cli import cli
 from tests.integration.console.seed import finding, transfer
-
-
-def _run(database_url: str, *args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), env={"PAYRECON_DATABASE_URL": database_url})
+from tests.support.cli import run_cli
 
 
 def test_ack_many_assign_and_note_from_the_cli(database_url: str, engine: Engine) -> None:
@@ -26,12 +21,12 @@ def test_ack_many_assign_and_note_from_the_cli(database_url: str, engine: Engine
     b = finding(engine, transfer(engine, "CLI-B"), FindingKind.ORPHAN_EVENT)
     with write_session(engine) as session:
         add_operator(session, name="ada", role="finance", now=utcnow())
-    refused = _run(database_url, "findings", "ack", str(a), "424242", "--note", "x")
-    acked = _run(database_url, "findings", "ack", str(a), str(b), str(a), "--note", "paid")
-    assigned = _run(database_url, "findings", "assign", str(b), "ada")
-    unknown = _run(database_url, "findings", "assign", str(b), "nobody-here")
-    noted = _run(database_url, "findings", "note", str(b), "called the bank")
-    control = _run(database_url, "findings", "note", str(b), "bell\x07")
+    refused = run_cli(database_url, "findings", "ack", str(a), "424242", "--note", "x")
+    acked = run_cli(database_url, "findings", "ack", str(a), str(b), str(a), "--note", "paid")
+    assigned = run_cli(database_url, "findings", "assign", str(b), "ada")
+    unknown = run_cli(database_url, "findings", "assign", str(b), "nobody-here")
+    noted = run_cli(database_url, "findings", "note", str(b), "called the bank")
+    control = run_cli(database_url, "findings", "note", str(b), "bell\x07")
     assert refused.exit_code == 1 and "nothing changed" in refused.output
     assert acked.exit_code == 0, acked.output
     assert acked.output.count("acknowledged finding") == 2
@@ -56,8 +51,8 @@ def test_ack_many_assign_and_note_from_the_cli(database_url: str, engine: Engine
 
 def test_checks_list_and_prune_from_the_cli(database_url: str) -> None:
     """`checks list REF` prints JSON (an unknown reference exits 1); `checks prune` reports."""
-    empty = _run(database_url, "checks", "list", "NOPE")
-    pruned = _run(database_url, "checks", "prune")
+    empty = run_cli(database_url, "checks", "list", "NOPE")
+    pruned = run_cli(database_url, "checks", "prune")
     assert empty.exit_code == 1 and "no transfer" in empty.output
     assert pruned.exit_code == 0 and pruned.output.startswith("pruned 0 provider checks")
 
@@ -65,5 +60,5 @@ def test_checks_list_and_prune_from_the_cli(database_url: str) -> None:
 def test_checks_list_prints_a_transfers_checks(database_url: str, engine: Engine) -> None:
     """A transfer without checks lists an empty JSON array."""
     transfer(engine, "CLI-C")
-    listed = _run(database_url, "checks", "list", "CLI-C")
+    listed = run_cli(database_url, "checks", "list", "CLI-C")
     assert listed.exit_code == 0 and json.loads(listed.output) == []

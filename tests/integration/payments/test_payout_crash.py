@@ -22,18 +22,13 @@ from tests.integration.reconcile.helpers import (
     running_sandbox,
     settings_for,
 )
+from tests.support.apps import sandbox_settings
 from tests.support.payouts import send_options
 
 
 def _send_killed(database_url: str, sandbox: Sandbox, failpoint: str, reference: str) -> int:
     account = sandbox.accounts()[0]
-    env = {
-        **os.environ,
-        "PAYRECON_DATABASE_URL": database_url,
-        "PAYRECON_PROVIDER_BASE_URL": sandbox.base_url,
-        "PAYRECON_PROVIDER_SECRET_KEY": sandbox.config.secret_key,
-        "PAYRECON_FAILPOINT": failpoint,
-    }
+    env = {**os.environ, **sandbox_settings(database_url, sandbox, PAYRECON_FAILPOINT=failpoint)}
     done = subprocess.run(
         [
             sys.executable,

@@ -20,6 +20,7 @@ from provider import errors as perr
 from provider.client import ProviderClient
 from provider.models import AccountEnquiry, Transaction, TransferInitiation
 from tests.integration.reconcile.helpers import Sandbox, running_sandbox
+from tests.support.apps import sandbox_settings
 from tests.support.payouts import send_options
 
 
@@ -31,11 +32,7 @@ def sandbox() -> Iterator[Sandbox]:
 
 
 def _send(database_url: str, sandbox: Sandbox, *args: str) -> Any:
-    env = {
-        "PAYRECON_DATABASE_URL": database_url,
-        "PAYRECON_PROVIDER_BASE_URL": sandbox.base_url,
-        "PAYRECON_PROVIDER_SECRET_KEY": sandbox.config.secret_key,
-    }
+    env = sandbox_settings(database_url, sandbox)
     return CliRunner().invoke(cli, ["transfer", "send", *args], env=env)
 
 

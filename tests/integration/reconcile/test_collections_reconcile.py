@@ -24,6 +24,7 @@ from provider.client import AsyncProviderClient, ProviderClient
 from reconcile.poller import PassSummary, run_pass
 from reconcile.reports.findings import list_findings
 from tests.integration.reconcile.helpers import Sandbox, running_sandbox, settings_for
+from tests.support.apps import sandbox_settings
 
 AMOUNT = 500_000
 
@@ -205,13 +206,7 @@ def test_lookup_faults_never_make_a_false_finding(database_url: str, engine: Eng
 
 
 def _create_killed(database_url: str, sandbox: Sandbox, failpoint: str, reference: str) -> int:
-    env = {
-        **os.environ,
-        "PAYRECON_DATABASE_URL": database_url,
-        "PAYRECON_PROVIDER_BASE_URL": sandbox.base_url,
-        "PAYRECON_PROVIDER_SECRET_KEY": sandbox.config.secret_key,
-        "PAYRECON_FAILPOINT": failpoint,
-    }
+    env = {**os.environ, **sandbox_settings(database_url, sandbox, PAYRECON_FAILPOINT=failpoint)}
     command = ["collection", "create", "--amount", "120000", "--reference", reference]
     done = subprocess.run(
         [sys.executable, "-m", "payrecon", *command],

@@ -21,6 +21,7 @@ from ledger.queries import ExpectedTransfer, register_expected
 from ledger.types import utcnow
 from provider.client import ProviderClient
 from tests.integration.reconcile.helpers import Sandbox, running_sandbox
+from tests.support.apps import cli_env, sandbox_settings
 
 
 @pytest.fixture
@@ -32,11 +33,10 @@ def sandbox() -> Iterator[Sandbox]:
 
 def _env(database_url: str, sandbox: Sandbox | None, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PAYRECON_")}
-    env["PAYRECON_DATABASE_URL"] = database_url
-    if sandbox is not None:
-        env["PAYRECON_PROVIDER_BASE_URL"] = sandbox.base_url
-        env["PAYRECON_PROVIDER_SECRET_KEY"] = sandbox.config.secret_key
-    env.update(extra)
+    if sandbox is None:
+        env.update(cli_env(database_url, **extra))
+    else:
+        env.update(sandbox_settings(database_url, sandbox, **extra))
     return env
 
 

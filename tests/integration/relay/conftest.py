@@ -15,25 +15,22 @@ from ledger.events import outbox
 from ledger.events.types import RelayEventType, Subject
 from ledger.models import RelayAttempt, RelayDelivery, Transfer
 from ledger.types import TransferOrigin, utcnow
-from payrecon.app import create_app
-from payrecon.settings import load_settings
-from tests.support.servers import running_server
+from tests.support.apps import StartReceiver, start_receiver
 
 ADMIN = "admin-token-0123456789"
 AUTH = {"authorization": f"Bearer {ADMIN}"}
 RELAY_KEYS = "relay-key-0123456789-abcdefghijklmnopq"
 
 
+__all__ = ["start_receiver"]  # the shared app builder, a fixture for this folder's tests
+
+
 @pytest.fixture
-def relay_url(database_url: str, engine: Engine) -> Iterator[str]:
+def relay_url(start_receiver: StartReceiver) -> Iterator[str]:
     """A served app with an admin token and PAYRECON_RELAY_KEYS; yields its base URL."""
-    settings = load_settings(
-        database_url=database_url,
-        admin_token=ADMIN,
-        relay_keys=RELAY_KEYS,
-        relay_allow_networks="127.0.0.0/8",
-    )
-    with running_server(create_app(settings, engine=engine)) as url:
+    with start_receiver(
+        admin_token=ADMIN, relay_keys=RELAY_KEYS, relay_allow_networks="127.0.0.0/8"
+    ) as url:
         yield url
 
 

@@ -16,8 +16,6 @@ from ledger.db import read_session
 from ledger.events.types import RelayEventType
 from ledger.models import RelayEndpoint
 from ledger.queries import encode_cursor
-from payrecon.app import create_app
-from payrecon.settings import load_settings
 from relay.endpoints import signing_secrets
 from relay.keys import SecretBox
 from relay.signing import headers
@@ -29,7 +27,7 @@ from tests.integration.relay.conftest import (
     emit,
     record_attempt,
 )
-from tests.support.servers import running_server
+from tests.support.apps import StartReceiver
 
 HOOK = "http://10.0.0.7:8080/payrecon"
 
@@ -326,10 +324,9 @@ def test_retry_makes_a_failed_delivery_pending_and_due_now(relay_url: str, engin
     assert "removed endpoint" in orphan.json()["message"]
 
 
-def test_without_relay_keys_adding_and_rotating_are_503(database_url: str, engine: Engine) -> None:
+def test_without_relay_keys_adding_and_rotating_are_503(start_receiver: StartReceiver) -> None:
     """No PAYRECON_RELAY_KEYS: the routes that make a secret say so (503), reads still work."""
-    settings = load_settings(database_url=database_url, admin_token=ADMIN)
-    with running_server(create_app(settings, engine=engine)) as url:
+    with start_receiver(admin_token=ADMIN) as url:
         added = _add(url)
         rotated = httpx.post(f"{url}/api/endpoints/1/rotate-secret", headers=AUTH)
         listed = httpx.get(f"{url}/api/endpoints", headers=AUTH)

@@ -22,6 +22,7 @@ from tests.integration.relay.conftest import (
     RELAY_KEYS,
 )
 from tests.support import relay as support
+from tests.support.apps import StartReceiver
 from tests.support.relay import Consumer
 from tests.support.servers import running_server
 
@@ -38,10 +39,9 @@ OWN_URLS = [
 
 
 @pytest.fixture
-def strict_url(database_url: str, engine: Engine) -> Iterator[str]:
+def strict_url(start_receiver: StartReceiver) -> Iterator[str]:
     """A served app with the default rule: no own-host network allowed."""
-    settings = load_settings(database_url=database_url, admin_token=ADMIN, relay_keys=RELAY_KEYS)
-    with running_server(create_app(settings, engine=engine)) as url:
+    with start_receiver(admin_token=ADMIN, relay_keys=RELAY_KEYS) as url:
         yield url
 
 

@@ -10,22 +10,16 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from click.testing import CliRunner, Result
 from sqlalchemy import Engine, select
 
 from ledger.db import read_session
 from ledger.models import Finding
 from ledger.types import utcnow
-from payrecon.cli import cli
 from reconcile.reports.summary import build_summary
 from tests.integration.reports.ledgers import UTC, Spec, insert_ledger
+from tests.support.cli import run_cli
 
 START = dt.datetime(2025, 3, 1, 9, tzinfo=UTC)
-
-
-def _run(database_url: str, *args: str) -> Result:
-    runner = CliRunner()
-    return runner.invoke(cli, list(args), env={"PAYRECON_DATABASE_URL": database_url})
 
 
 def _ledger(engine: Engine) -> None:
@@ -60,7 +54,7 @@ def _ledger(engine: Engine) -> None:
 def test_json_report_equals_the_summary(engine: Engine, database_url: str) -> None:
     """`--format json` prints exactly the summary dict for the same period."""
     _ledger(engine)
-    result = _run(database_url, "report", "--format", "json", "--since", "2025-03-01")
+    result = run_cli(database_url, "report", "--format", "json", "--since", "2025-03-01")
     assert result.exit_code == 0, result.output
     printed = json.loads(result.stdout)
     with read_session(engine) as session:
@@ -74,7 +68,7 @@ def test_json_report_equals_the_summary(engine: Engine, database_url: str) -> No
 def test_text_report_shows_naira_totals(engine: Engine, database_url: str) -> None:
     """The default text format shows the wallet debit and fees in naira with separators."""
     _ledger(engine)
-    result = _run(database_url, "report")
+    result = run_cli(database_url, "report")
     assert result.exit_code == 0, result.output
     assert "₦1,234,567.89" in result.stdout  # successful amount
     assert "₦1,234,631.64" in result.stdout  # wallet debit: 1,234,567.89 + 53.75 + 10.00
@@ -87,12 +81,12 @@ def test_csv_report_goes_to_stdout_or_a_file(
 ) -> None:
     """CSV prints to stdout without --output and writes the same rows into --output FILE."""
     _ledger(engine)
-    printed = _run(database_url, "report", "--format", "csv")
+    printed = run_cli(database_url, "report", "--format", "csv")
     assert printed.exit_code == 0, printed.output
     rows = list(csv.DictReader(io.StringIO(printed.stdout)))
     assert [row["reference"] for row in rows] == ["big", "fail", "wait"]
     target = tmp_path / "out.csv"
-    written = _run(database_url, "report", "--format", "csv", "--output", str(target))
+    written = run_cli(database_url, "report", "--format", "csv", "--output", str(target))
     assert written.exit_code == 0, written.output
     assert target.read_text("utf-8").replace("\r\n", "\n") == printed.stdout.replace("\r\n", "\n")
 
@@ -104,8 +98,8 @@ def test_html_and_xlsx_reports_are_written_to_files(
     _ledger(engine)
     page = tmp_path / "report.html"
     book = tmp_path / "report.xlsx"
-    assert _run(database_url, "report", "--format", "html", "--output", str(page)).exit_code == 0
-    assert _run(database_url, "report", "--format", "xlsx", "--output", str(book)).exit_code == 0
+    assert run_cli(database_url, "report", "--format", "html", "--output", str(page)).exit_code == 0
+    assert run_cli(database_url, "report", "--format", "xlsx", "--output", str(book)).exit_code == 0
     html = page.read_text("utf-8")
     assert "₦1,234,631.64" in html and "<svg" in html
     assert openpyxl.load_workbook(book).sheetnames == ["Summary", "Transfers", "Collections"]
@@ -113,7 +107,7 @@ def test_html_and_xlsx_reports_are_written_to_files(
 
 def test_xlsx_without_output_is_a_usage_error(engine: Engine, database_url: str) -> None:
     """A workbook is not text: xlsx to stdout exits 2 with one line."""
-    result = _run(database_url, "report", "--format", "xlsx")
+    result = run_cli(database_url, "report", "--format", "xlsx")
     assert result.exit_code == 2
     assert result.stderr.strip().count("\n") == 0 and "--output" in result.stderr
 
@@ -128,7 +122,7 @@ def test_xlsx_without_output_is_a_usage_error(engine: Engine, database_url: str)
 )
 def test_bad_dates_exit_2_with_one_line(engine: Engine, database_url: str, args: list[str]) -> None:
     """An invalid day or a reversed period exits 2 with a single clear line."""
-    result = _run(database_url, "report", *args)
+    result = run_cli(database_url, "report", *args)
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("payrecon: --")
@@ -137,22 +131,22 @@ def test_bad_dates_exit_2_with_one_line(engine: Engine, database_url: str, args:
 def test_findings_list_and_ack(engine: Engine, database_url: str) -> None:
     """`findings list --open --json` shows the finding; `ack` marks it and it stays listed."""
     _ledger(engine)
-    listed = _run(database_url, "findings", "list", "--open", "--json")
+    listed = run_cli(database_url, "findings", "list", "--open", "--json")
     assert listed.exit_code == 0, listed.output
     items = json.loads(listed.stdout)
     assert [(i["kind"], i["reference"]) for i in items] == [("fee_mismatch", "big")]
     finding_id = items[0]["id"]
-    acked = _run(database_url, "findings", "ack", str(finding_id), "--note", "refund claimed")
+    acked = run_cli(database_url, "findings", "ack", str(finding_id), "--note", "refund claimed")
     assert acked.exit_code == 0, acked.output
     with read_session(engine) as session:
         finding = session.execute(select(Finding).where(Finding.id == finding_id)).scalar_one()
     assert finding.ack_note == "refund claimed"
     assert finding.acknowledged_at is not None and finding.acknowledged_at <= utcnow()
-    again = json.loads(_run(database_url, "findings", "list", "--open", "--json").stdout)
+    again = json.loads(run_cli(database_url, "findings", "list", "--open", "--json").stdout)
     assert again[0]["ack_note"] == "refund claimed"
-    table = _run(database_url, "findings", "list", "--kind", "fee_mismatch")
+    table = run_cli(database_url, "findings", "list", "--kind", "fee_mismatch")
     assert "acknowledged:" in table.stdout and "refund" in table.stdout
-    assert _run(database_url, "findings", "list", "--kind", "orphan_event").stdout.strip() == (
+    assert run_cli(database_url, "findings", "list", "--kind", "orphan_event").stdout.strip() == (
         "no findings"
     )
 
@@ -161,12 +155,12 @@ def test_findings_ack_refuses_unknown_ids_and_missing_notes(
     engine: Engine, database_url: str
 ) -> None:
     """An unknown id exits 1 with one line; a missing, blank or unstorable note exits 2."""
-    unknown = _run(database_url, "findings", "ack", "999", "--note", "x")
+    unknown = run_cli(database_url, "findings", "ack", "999", "--note", "x")
     assert unknown.exit_code == 1
     assert unknown.stderr.strip() == "payrecon: no finding with id 999"
-    assert _run(database_url, "findings", "ack", "1").exit_code == 2
-    assert _run(database_url, "findings", "ack", "1", "--note", "  ").exit_code == 2
+    assert run_cli(database_url, "findings", "ack", "1").exit_code == 2
+    assert run_cli(database_url, "findings", "ack", "1", "--note", "  ").exit_code == 2
     # A byte that is not UTF-8 reaches Python as a lone surrogate: it was a traceback.
-    bad = _run(database_url, "findings", "ack", "1", "--note", "bad\udcff")
+    bad = run_cli(database_url, "findings", "ack", "1", "--note", "bad\udcff")
     assert bad.exit_code == 2 and "--note" in bad.stderr and "Traceback" not in bad.stderr
-    assert _run(database_url, "findings", "list", "--kind", "nonsense").exit_code == 2
+    assert run_cli(database_url, "findings", "list", "--kind", "nonsense").exit_code == 2

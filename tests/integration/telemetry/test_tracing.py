@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import subprocess
 import time
 from collections.abc import Iterator
@@ -13,17 +14,23 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from ledger.db import read_session, write_session
+from ledger.models import RelayEvent
+from ledger.queries import ExpectedTransfer, register_expected
 from payrecon.app import create_app
 from payrecon.settings import Settings
 from provider.async_client import AsyncProviderClient
+from receiver.apply import apply_delivery
 from telemetry import tracing
 from telemetry.asgi import TracedRequests
+from tests.integration.relay.outbox_helpers import add_endpoints, webhook
+from tests.integration.relay.test_reconciler_events import _answer, _pass
 from tests.support import relay as support
 from tests.support.otlp import OtlpReceiver
 from tests.support.processes import PAYRECON, payrecon_env, start_serve, stop
@@ -187,3 +194,134 @@ def test_serve_and_relay_run_export_to_a_local_otlp_receiver(
     # The orphan transfer the webhook created is known by its merchant reference.
     assert delivered.subject == "m-TRF-otlp-1"
     assert _ids(delivered.headers["traceparent"]) == (attempt.trace_id, attempt.span_id)
+    # One trace: the attempt is a child of the webhook's request span, in another process.
+    assert (attempt.trace_id, attempt.parent_id) == (webhook.trace_id, webhook.span_id)
+
+
+def _traceparent(span) -> str:  # type: ignore[no-untyped-def]
+    context = span.context
+    return f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"
+
+
+def _stored(engine: Engine) -> list[tuple[str, str | None]]:
+    """Each relay event's type and stored traceparent, in id order."""
+    with read_session(engine) as session:
+        rows = session.execute(
+            select(RelayEvent.type, RelayEvent.traceparent).order_by(RelayEvent.id)  # type: ignore[arg-type]
+        ).all()
+    return [(row[0], row[1]) for row in rows]
+
+
+def _webhooks(base: str, references: list[str], headers: dict[str, str]) -> list[int]:
+    async def deliver() -> list[int]:
+        async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+            answers = await asyncio.gather(
+                *(
+                    client.post(
+                        "/webhook",
+                        content=encode(success_body(reference)),
+                        headers={"Content-Type": "application/json", **headers},
+                    )
+                    for reference in references
+                )
+            )
+        return [answer.status_code for answer in answers]
+
+    return asyncio.run(deliver())
+
+
+def test_a_webhook_and_its_relay_delivery_are_one_trace(
+    engine: Engine, exporter: InMemorySpanExporter
+) -> None:
+    """Each webhook's relay events keep its request's traceparent (not its batch's); the
+    attempt that delivers it is a child of that request span, and the consumer receives the
+    attempt's traceparent: one trace id from the webhook to the consumer."""
+    consumer = support.Consumer()
+    app = create_app(Settings(_env_file=None), engine=engine)
+    with support.serving(consumer) as url:
+        support.add_endpoint(engine, url + "/hook", types="transfer.reported")
+        # The relay runs while serve does: serve's stop switches tracing off (its flush).
+        with running_server(TracedRequests(app)) as base:
+            assert _webhooks(base, [f"TRF-one-{i}" for i in range(3)], {}) == [200] * 3
+            support.run_until(engine, lambda: len(consumer.received) >= 3, limit=30)
+    requests = {span.context.span_id: span for span in _by_name(exporter, "POST /webhook")}
+    assert len(requests) == 3
+    # Each orphan webhook writes transfer.reported and finding.opened, both in its trace.
+    stored = sorted(_stored(engine), key=lambda row: (row[1] or "", row[0]))
+    assert sorted(kind for kind, _ in stored) == ["finding.opened"] * 3 + ["transfer.reported"] * 3
+    assert stored == [
+        (kind, _traceparent(span))
+        for span in sorted(requests.values(), key=_traceparent)
+        for kind in ("finding.opened", "transfer.reported")
+    ]
+    attempts = _by_name(exporter, "relay.attempt")
+    assert len(attempts) == 3
+    for attempt in attempts:
+        request = requests[attempt.parent.span_id]
+        assert attempt.context.trace_id == request.context.trace_id
+    received = {_ids(hook.headers["traceparent"]) for hook in consumer.received}
+    assert received == {
+        (f"{a.context.trace_id:032x}", f"{a.context.span_id:016x}") for a in attempts
+    }
+    # Three separate traces, one per webhook: a batch joins them only by its links.
+    assert len({span.context.trace_id for span in requests.values()}) == 3
+
+
+def test_an_incoming_traceparent_is_continued_to_the_consumer(
+    engine: Engine, exporter: InMemorySpanExporter
+) -> None:
+    """A provider's traceparent on the webhook is the trace the consumer's delivery joins."""
+    consumer = support.Consumer()
+    app = create_app(Settings(_env_file=None), engine=engine)
+    with support.serving(consumer) as url:
+        support.add_endpoint(engine, url + "/hook", types="transfer.reported")
+        # The relay runs while serve does: serve's stop switches tracing off (its flush).
+        with running_server(TracedRequests(app)) as base:
+            assert _webhooks(base, ["TRF-in-1"], {"traceparent": INCOMING}) == [200]
+            support.run_until(engine, lambda: len(consumer.received) >= 1, limit=30)
+    [hook] = consumer.received
+    assert _ids(hook.headers["traceparent"])[0] == "a" * 32
+
+
+def test_the_per_delivery_path_keeps_the_request_trace(
+    engine: Engine, exporter: InMemorySpanExporter
+) -> None:
+    """A delivery applied on its own (the batch's fallback) stores its request's traceparent,
+    not the current span's."""
+    add_endpoints(engine)
+    delivery = webhook("transfer.success", "TRF-single-1")
+    delivery.traceparent = INCOMING
+    with tracing.span("elsewhere"), write_session(engine) as session:
+        apply_delivery(session, delivery, now=dt.datetime.now(dt.UTC))
+    assert {traceparent for _, traceparent in _stored(engine)} == {INCOMING}
+
+
+def test_reconcile_pass_events_carry_the_pass_context(
+    engine: Engine, exporter: InMemorySpanExporter
+) -> None:
+    """The confirmation and finding events a pass writes keep the pass's span as their trace
+    context."""
+    add_endpoints(engine)
+    t0 = dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.UTC)
+    with write_session(engine) as session:
+        register_expected(session, ExpectedTransfer("R1", 100_000, 1000), now=t0)
+    _pass(engine, {"R1": _answer("R1", 100_100)}, t0 + dt.timedelta(seconds=1))
+    [reconcile] = _by_name(exporter, "reconcile.pass")
+    assert _stored(engine) == [
+        ("transfer.confirmed", _traceparent(reconcile)),
+        ("finding.opened", _traceparent(reconcile)),
+    ]
+
+
+def test_tracing_off_stores_no_trace_context(engine: Engine) -> None:
+    """Off, a webhook's event and a pass's events store no traceparent."""
+    assert not tracing.enabled()
+    consumer = support.Consumer()
+    app = create_app(Settings(_env_file=None), engine=engine)
+    with support.serving(consumer) as url:
+        support.add_endpoint(engine, url + "/hook")
+        with running_server(app) as base:
+            assert _webhooks(base, ["TRF-off-1"], {"traceparent": INCOMING}) == [200]
+        support.run_until(engine, lambda: len(consumer.received) >= 1, limit=30)
+    assert [traceparent for _, traceparent in _stored(engine)] == [None, None]
+    assert "traceparent" not in consumer.received[0].headers

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from ledger.events import trace as event_trace
 from telemetry import tracing
 
 
@@ -19,6 +20,11 @@ def test_helpers_do_nothing_while_tracing_is_off() -> None:
     tracing.inject(headers)
     assert headers == {}
     assert tracing.extract({"traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01"}) is None
+    assert tracing.current_traceparent() is None
+    assert tracing.continued("00-" + "1" * 32 + "-" + "2" * 16 + "-01") is None
+    assert event_trace.current() is None
+    with event_trace.continuing("00-" + "1" * 32 + "-" + "2" * 16 + "-01"):
+        assert event_trace.current() is None  # nothing is stored while tracing is off
 
 
 def test_the_app_and_workers_import_no_opentelemetry_while_off() -> None:
