@@ -89,15 +89,26 @@ def acknowledge_finding(
     note: str,
     now: dt.datetime,
     author: str | None = None,
+    reference: str | None = None,
+    endpoints: list[Subscriber] | None = None,
 ) -> Finding | None:
     """Acknowledge a finding with a note (`ledger.findings.check_note`) and write
     `finding.acknowledged` (with the note); None when there is no such finding. `author`
-    (an operator's name) also keeps the note among the finding's notes."""
+    (an operator's name) also keeps the note among the finding's notes. `reference` (the
+    subject's) and `endpoints` (`subscribers`) save their reads when many are acknowledged
+    in one transaction."""
     finding = ledger_findings.acknowledge_finding(
         session, finding_id=finding_id, note=note, now=now, author=author
     )
     if finding is not None:
-        emit_finding(session, RelayEventType.FINDING_ACKNOWLEDGED, finding, None, now=now)
+        emit_finding(
+            session,
+            RelayEventType.FINDING_ACKNOWLEDGED,
+            finding,
+            reference,
+            now=now,
+            endpoints=endpoints,
+        )
     return finding
 
 
