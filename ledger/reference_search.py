@@ -37,16 +37,18 @@ def prefix_range(column: Any, key: str) -> ColumnElement[bool]:
     return and_(column >= key, column < key[:-1] + chr(last + 1))
 
 
-def matching_rows(model: type[Transfer] | type[Collection], key: str) -> Any:
-    """The ids of `model`'s rows whose reference or provider reference starts with `key`
-    (each side a range on its own index)."""
+def either_reference(model: type[Transfer] | type[Collection], key: str) -> ColumnElement[bool]:
+    """`model`'s rows whose reference or provider reference starts with `key` (each side a
+    range on its own index)."""
     table = model.__table__  # type: ignore[attr-defined]
-    return select(table.c.id).where(
-        or_(
-            prefix_range(table.c.reference_key, key),
-            prefix_range(table.c.provider_reference_key, key),
-        )
+    return or_(
+        prefix_range(table.c.reference_key, key), prefix_range(table.c.provider_reference_key, key)
     )
+
+
+def matching_rows(model: type[Transfer] | type[Collection], key: str) -> Any:
+    """The ids of `model`'s rows `either_reference` keeps."""
+    return select(model.__table__.c.id).where(either_reference(model, key))  # type: ignore[attr-defined]
 
 
 def about_reference(columns: Any, key: str) -> ColumnElement[bool]:

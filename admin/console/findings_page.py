@@ -196,7 +196,7 @@ async def _apply(
 
 
 async def work_matching(request: Request) -> Response:
-    """POST `/console/findings/bulk`: `action` ack (with `note`) or assign (with `assignee`)
+    """POST `/console/findings/bulk`: `action` ack (with `note`) or assign (with `assign_to`)
     every finding the form's filter keeps, when they are still `expected_count` (the count
     the page showed on the button); otherwise nothing changes and the page shows the new count."""
     fields = await form_fields(request)
@@ -214,7 +214,7 @@ async def work_matching(request: Request) -> Response:
     actor = actor_of(request)
     engine = engine_of(request)
     note = _one(fields, "note")
-    assignee = _one(fields, "assignee").strip() or None
+    assignee = _one(fields, "assign_to").strip() or None  # `assignee` is the filter's
 
     def run() -> bulk.BulkResult:
         if action == "ack":

@@ -84,9 +84,7 @@ def test_acknowledge_by_filter_changes_exactly_the_matching_open_findings(
     assert notes == 12
 
 
-def test_a_count_that_changed_is_409_and_changes_nothing(
-    engine: Engine, receiver_url: str
-) -> None:
+def test_a_count_that_changed_is_409_and_changes_nothing(engine: Engine, receiver_url: str) -> None:
     """Confirming 3 when 4 match (one raised since the page was shown) is 409 with the current
     count, for acknowledge and assign alike, and nothing is acknowledged, assigned or audited."""
     _seed(engine, 4, FindingKind.ORPHAN_EVENT, "RACE")
