@@ -30,16 +30,15 @@ from typing import Any
 from sqlalchemy import Engine, func, select
 from sqlmodel import Session, col
 
-from admin.actions.actor import Actor, audit
+from admin.actions.actor import Actor, audit_many
 from admin.actions.findings import checked_note
 from admin.errors import ConflictError, InvalidError, UnknownOperatorError
 from admin.operator_names import is_operator
 from ledger.audit import AuditAction
 from ledger.db import read_session, write_session
-from ledger.events.findings import acknowledge_finding
-from ledger.events.outbox import subscribers
+from ledger.events.findings import acknowledge_findings
 from ledger.finding_queue import FindingFilter, matching
-from ledger.findings import assign_finding
+from ledger.findings import assign_rows
 from ledger.models import Finding
 from ledger.subjects import BOOK_MODELS
 
@@ -48,6 +47,9 @@ BATCH = 500
 # The most findings one action changes: past it the filter is too wide (narrow it, or run it
 # again once the first part is done).
 MAX_BULK = 50_000
+
+
+_FINDINGS = Finding.__table__  # type: ignore[attr-defined]
 
 
 class CountChangedError(ConflictError):
@@ -120,7 +122,7 @@ def _snapshot(
     return ids
 
 
-def _references(session: Session, findings: list[Finding]) -> dict[tuple[str, int], str]:
+def _references(session: Session, findings: list[Any]) -> dict[tuple[str, int], str]:
     found: dict[tuple[str, int], str] = {}
     for subject, model in BOOK_MODELS.items():
         ids = sorted({f.subject_id for f in findings if f.subject == subject.value})
@@ -137,7 +139,7 @@ def _in_batches(
     where: FindingFilter,
     *,
     acknowledging: bool,
-    change: Callable[[Session, list[Finding]], None],
+    change: Callable[[Session, list[Any]], None],
 ) -> BulkResult:
     changed = batches = 0
     for start in range(0, len(ids), BATCH):
@@ -145,13 +147,11 @@ def _in_batches(
         with write_session(engine) as session:
             # Still in scope (and still matching the filter) now, locked until the batch commits.
             statement = _in_scope(
-                select(Finding).where(col(Finding.id).in_(batch)),
+                select(_FINDINGS).where(_FINDINGS.c.id.in_(batch)),
                 where,
                 acknowledging=acknowledging,
             )
-            findings = list(
-                session.execute(statement.order_by(col(Finding.id)).with_for_update()).scalars()
-            )
+            findings = list(session.execute(statement.order_by(_FINDINGS.c.id).with_for_update()))
             if findings:
                 change(session, findings)
         changed += len(findings)
@@ -174,21 +174,17 @@ def acknowledge_matching(
     text = checked_note(note)
     ids = _snapshot(engine, where, expected_count, acknowledging=True)
 
-    def change(session: Session, findings: list[Finding]) -> None:
-        endpoints = subscribers(session)
-        references = _references(session, findings)
-        for finding in findings:
-            assert finding.id is not None
-            acknowledge_finding(
-                session,
-                finding_id=finding.id,
-                note=text,
-                now=now,
-                author=actor.name,
-                reference=references[(finding.subject, finding.subject_id)],
-                endpoints=endpoints,
-            )
-            audit(session, actor, AuditAction.FINDING_ACK, f"finding:{finding.id}", text, now=now)
+    def change(session: Session, findings: list[Any]) -> None:
+        acknowledge_findings(
+            session,
+            findings,
+            note=text,
+            now=now,
+            author=actor.name,
+            references=_references(session, findings),
+        )
+        subjects = [(f"finding:{f.id}", text) for f in findings]
+        audit_many(session, actor, AuditAction.FINDING_ACK, subjects, now=now)
 
     return _in_batches(engine, ids, where, acknowledging=True, change=change)
 
@@ -212,12 +208,9 @@ def assign_matching(
     ids = _snapshot(engine, where, expected_count, acknowledging=False)
     detail = assignee or "nobody"
 
-    def change(session: Session, findings: list[Finding]) -> None:
-        for finding in findings:
-            assert finding.id is not None
-            assign_finding(session, finding_id=finding.id, assignee=assignee, now=now)
-            audit(
-                session, actor, AuditAction.FINDING_ASSIGN, f"finding:{finding.id}", detail, now=now
-            )
+    def change(session: Session, findings: list[Any]) -> None:
+        assign_rows(session, [int(f.id) for f in findings], assignee=assignee, now=now)
+        subjects = [(f"finding:{f.id}", detail) for f in findings]
+        audit_many(session, actor, AuditAction.FINDING_ASSIGN, subjects, now=now)
 
     return _in_batches(engine, ids, where, acknowledging=False, change=change)
