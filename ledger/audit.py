@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,7 +93,7 @@ def record_many(
     operator: str,
     role: str,
     action: str,
-    subjects: list[tuple[str, str | None]],
+    subjects: Sequence[tuple[str, str | None]],
     remote_addr: str | None,
     now: dt.datetime,
 ) -> None:

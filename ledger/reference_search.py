@@ -29,7 +29,7 @@ def search_key(text: str) -> str:
     return text.strip().translate(_ASCII_UPPER)
 
 
-def prefix_range(column: Any, key: str) -> ColumnElement[bool]:
+def prefix_range(column: ColumnElement[Any], key: str) -> ColumnElement[bool]:
     """`column` starts with `key` (already a `search_key`), as a range an index answers."""
     last = ord(key[-1])
     if last >= 0x10FFFF:  # nothing sorts after the last code point: an open range
@@ -40,7 +40,7 @@ def prefix_range(column: Any, key: str) -> ColumnElement[bool]:
 def either_reference(model: type[Transfer] | type[Collection], key: str) -> ColumnElement[bool]:
     """`model`'s rows whose reference or provider reference starts with `key` (each side a
     range on its own index)."""
-    table = model.__table__  # type: ignore[attr-defined]
+    table = model.__table__  # type: ignore[union-attr]
     return or_(
         prefix_range(table.c.reference_key, key), prefix_range(table.c.provider_reference_key, key)
     )
@@ -48,7 +48,7 @@ def either_reference(model: type[Transfer] | type[Collection], key: str) -> Colu
 
 def matching_rows(model: type[Transfer] | type[Collection], key: str) -> Any:
     """The ids of `model`'s rows `either_reference` keeps."""
-    return select(model.__table__.c.id).where(either_reference(model, key))  # type: ignore[attr-defined]
+    return select(model.__table__.c.id).where(either_reference(model, key))  # type: ignore[union-attr]
 
 
 def about_reference(columns: Any, key: str) -> ColumnElement[bool]:

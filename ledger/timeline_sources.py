@@ -143,14 +143,14 @@ def finding_entries(
             finding.opened_at, EntryKind.FINDING, f"{name} opened", finding.detail, sequence=fid
         )
         if finding.acknowledged_at is not None:
-            note = finding.ack_note or ""
-            if (f"finding:{fid}", finding.acknowledged_at, note) in written:
-                note = ""  # the note entry beside it shows it, with its author
+            said = finding.ack_note or ""
+            if (f"finding:{fid}", finding.acknowledged_at, said) in written:
+                said = ""  # the note entry beside it shows it, with its author
             yield Entry(
                 finding.acknowledged_at,
                 EntryKind.FINDING,
                 f"{name} acknowledged",
-                note,
+                said,
                 sequence=fid,
             )
         if finding.resolved_at is not None:

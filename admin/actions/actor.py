@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlmodel import Session
@@ -63,7 +64,7 @@ def audit_many(
     session: Session,
     actor: Actor,
     action: str,
-    subjects: list[tuple[str, str | None]],
+    subjects: Sequence[tuple[str, str | None]],
     *,
     now: dt.datetime,
 ) -> None:

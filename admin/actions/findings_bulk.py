@@ -127,7 +127,7 @@ def _references(session: Session, findings: list[Any]) -> dict[tuple[str, int], 
     for subject, model in BOOK_MODELS.items():
         ids = sorted({f.subject_id for f in findings if f.subject == subject.value})
         if ids:
-            table = model.__table__  # type: ignore[attr-defined]
+            table = model.__table__  # type: ignore[union-attr]
             rows = session.execute(select(table.c.id, table.c.reference).where(table.c.id.in_(ids)))
             found.update({(subject.value, int(i)): str(ref) for i, ref in rows})
     return found
