@@ -71,6 +71,15 @@ def _one(fields: dict[str, list[str]], name: str) -> str:
     return (fields.get(name) or [""])[-1]
 
 
+def _link(given: dict[str, str | None], **changes: str | None) -> str:
+    """The queue with these filters, some changed; `state=` stays in the link when it is empty
+    ("any"), since a link without it opens on the open findings."""
+    link = page_link(QUEUE, given, **changes)
+    if {**given, **changes}.get("state"):
+        return link
+    return link + ("&" if "?" in link else "?") + "state="
+
+
 def _valid_cursor(cursor: str, sort: str | None) -> bool:
     try:
         if sort == "amount":
@@ -127,7 +136,7 @@ async def findings_page(request: Request) -> Response:
             return queue, scope
 
     queue, scope = await in_thread(load)
-    here = page_link(QUEUE, given, cursor=given["cursor"])
+    here = _link(given, cursor=given["cursor"])
     items = queue["items"]
     return render(
         request,
@@ -149,16 +158,14 @@ async def findings_page(request: Request) -> Response:
         back=here,
         max_bulk=MAX_BULK_ACK,
         sort_links={
-            "newest": page_link(QUEUE, given, sort=None, cursor=None),
-            "amount": page_link(QUEUE, given, sort="amount", cursor=None),
+            "newest": _link(given, sort=None, cursor=None),
+            "amount": _link(given, sort="amount", cursor=None),
         },
-        count_link=lambda kind, state: page_link(
-            QUEUE, {**given, "kind": kind, "state": state}, cursor=None
-        ),
+        count_link=lambda kind, state: _link({**given, "kind": kind, "state": state}, cursor=None),
         next_link=None
         if queue["next_cursor"] is None
-        else page_link(QUEUE, given, cursor=queue["next_cursor"]),
-        first_link=page_link(QUEUE, given, cursor=None) if given["cursor"] else None,
+        else _link(given, cursor=queue["next_cursor"]),
+        first_link=_link(given, cursor=None) if given["cursor"] else None,
     )
 
 

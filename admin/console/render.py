@@ -126,7 +126,7 @@ def back_to(target: str, **message: str | None) -> RedirectResponse:
         for kind, code in message.items()
     ), message
     path, _, query = target.partition("?")
-    kept = [(k, v) for k, v in parse_qsl(query) if k not in MESSAGES]
+    kept = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k not in MESSAGES]
     kept += [(k, v) for k, v in message.items() if v]
     return RedirectResponse(path + (f"?{urlencode(kept)}" if kept else ""), status_code=303)
 

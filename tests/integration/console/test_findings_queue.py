@@ -124,3 +124,17 @@ def test_search_finds_by_a_reference_prefix_in_any_case(queue: str) -> None:
     found = httpx.get(f"{queue}/console/findings?reference=oth", headers=AUTH).text
     assert all(f">Q-{i}<" in transfers for i in range(5)) and "OTHER-1" not in transfers
     assert "Findings 1–1 of 1" in found and "OTHER-1" in found
+
+
+def test_the_any_state_survives_links_and_bulk_actions(engine: Engine, queue: str) -> None:
+    """With state "any" (`state=`), the order links and the page a bulk action returns to keep
+    it, rather than falling back to the open findings."""
+    page = httpx.get(f"{queue}/console/findings?state=", headers=AUTH).text
+    form = _form(page)
+    assert 'href="/console/findings?sort=amount&amp;state="' in page
+    done = httpx.post(
+        f"{queue}/console/findings/bulk", data={**form, "note": "all of them"}, headers=AUTH
+    )
+    query = httpx.QueryParams(done.headers["location"].partition("?")[2])
+    assert query["done"] == "bulk_acknowledged" and query.get("state") == ""
+    assert _open(engine) == 0
