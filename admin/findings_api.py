@@ -24,9 +24,11 @@ from ledger.finding_queue import (
     UNASSIGNED,
     FindingFilter,
     count_queue,
+    counted,
     finding_item,
     list_queue,
     queue_counts,
+    unresolved_states,
 )
 from ledger.finding_stakes import TooManyToSortError, decode_amount_cursor, list_queue_by_amount
 from ledger.money import whole_number_from_text
@@ -133,11 +135,16 @@ def load_queue(
     """One page of the queue with its totals: `items`, `next_cursor`, `total` (matching
     findings), `offset` (how many come before this page) and `counts` (per kind and state);
     TooManyToSortError when too many match to sort by amount."""
+    counts = queue_counts(session, where)
     if sort == "amount":
         page, total, offset = list_queue_by_amount(session, where, limit=limit, cursor=cursor)
     else:
         page = list_queue(session, where, limit=limit, cursor=cursor)
-        total = count_queue(session, where)
+        if where.state in (FindingState.OPEN, FindingState.ACKNOWLEDGED):
+            # The summary counted them already (same snapshot): no second scan.
+            total = counted(counts, where, unresolved_states(where))
+        else:
+            total = count_queue(session, where)
         last = None if cursor is None else decode_cursor(cursor, kind=QUEUE_CURSOR)
         offset = 0 if last is None else count_queue(session, where, down_to=last)
     return {
@@ -145,7 +152,7 @@ def load_queue(
         "next_cursor": page.next_cursor,
         "total": total,
         "offset": offset,
-        "counts": queue_counts(session, where),
+        "counts": counts,
     }
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import case, func, select
+from sqlalchemy import func, select
 from sqlmodel import Session, col
 
 from ledger.finding_record import finding_record, notes_of
@@ -75,29 +75,53 @@ def count_queue(session: Session, where: FindingFilter, *, down_to: int | None =
     return int(session.execute(statement).scalar_one())
 
 
-def _state_sql() -> Any:
-    return case(
-        (col(Finding.resolved_at).is_not(None), FindingState.RESOLVED.value),
-        (col(Finding.acknowledged_at).is_not(None), FindingState.ACKNOWLEDGED.value),
-        else_=FindingState.OPEN.value,
-    )
+# The states the summary counts: the work still to do. Resolved findings are history and grow
+# without end; counting them on every page would read the whole table.
+COUNTED_STATES = (FindingState.OPEN.value, FindingState.ACKNOWLEDGED.value)
 
 
 def queue_counts(session: Session, where: FindingFilter) -> dict[str, dict[str, int]]:
-    """The queue's summary: findings per kind and state among those `where` keeps, its kind
-    and state set aside (so the strip shows what the other filters leave), kinds with none
-    left out."""
+    """The queue's summary: unresolved findings per kind and state (`COUNTED_STATES`) among
+    those `where` keeps, its kind and state set aside (so the strip shows what the other
+    filters leave); kinds with none left out. Without other filters it reads only the
+    unresolved entries of `ix_finding_unresolved_kind`."""
     wider = FindingFilter(assignee=where.assignee, subject=where.subject, reference=where.reference)
-    state = _state_sql().label("state")
-    statement = _where(
-        select(col(Finding.kind), state, func.count()).select_from(Finding), wider
-    ).group_by(col(Finding.kind), state)
+    statement = (
+        _where(
+            select(col(Finding.kind), func.count(), func.count(col(Finding.acknowledged_at))),
+            wider,
+        )
+        .where(col(Finding.resolved_at).is_(None))
+        .group_by(col(Finding.kind))
+    )
     counts: dict[str, dict[str, int]] = {}
-    for kind, state_name, number in session.execute(statement):
-        counts.setdefault(str(kind), {s.value: 0 for s in FindingState})[str(state_name)] = int(
-            number
+    for kind, unresolved, acknowledged in session.execute(statement):
+        counts[str(kind)] = dict(
+            zip(
+                COUNTED_STATES,
+                (int(unresolved) - int(acknowledged), int(acknowledged)),
+                strict=True,
+            )
         )
     return dict(sorted(counts.items()))
+
+
+def counted(counts: dict[str, dict[str, int]], where: FindingFilter, states: Sequence[str]) -> int:
+    """From `queue_counts(session, where)`: how many findings of `states` (of COUNTED_STATES)
+    `where`'s kind keeps — the number a count query with that state would give, without one."""
+    return sum(
+        by_state[state]
+        for kind, by_state in counts.items()
+        if where.kind in (None, kind)
+        for state in states
+    )
+
+
+def unresolved_states(where: FindingFilter) -> tuple[str, ...]:
+    """The unresolved states `where.state` keeps (none for resolved, both for any)."""
+    if where.state is None:
+        return COUNTED_STATES
+    return tuple(s for s in COUNTED_STATES if s == where.state.value)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from admin.actions import findings as actions
 from admin.actions import findings_bulk as bulk
 from admin.actions.actor import Actor, Role
 from admin.actions.findings import MAX_BULK_ACK
-from admin.actions.findings_bulk import MAX_BULK, CountChangedError, count_in_scope
+from admin.actions.findings_bulk import MAX_BULK, CountChangedError
 from admin.console.pages import PAGE_SIZE
 from admin.console.render import back_to, page_link, render
 from admin.errors import (
@@ -37,7 +37,14 @@ from admin.identity import current_operator
 from admin.shell import actor_of, engine_of, in_thread
 from ledger.db import read_session, write_session
 from ledger.errors import NumberInputError
-from ledger.finding_queue import CURSOR_KIND, UNASSIGNED, FindingFilter
+from ledger.finding_queue import (
+    COUNTED_STATES,
+    CURSOR_KIND,
+    UNASSIGNED,
+    FindingFilter,
+    counted,
+    unresolved_states,
+)
 from ledger.finding_stakes import TooManyToSortError, decode_amount_cursor
 from ledger.money import whole_number_from_text
 from ledger.queries import decode_cursor
@@ -127,13 +134,17 @@ async def findings_page(request: Request) -> Response:
                 problems.append(f"{exc}.")
                 given.update(sort=None, cursor=None)
                 queue = load_queue(session, where, sort="newest", limit=PAGE_SIZE, cursor=None)
-            scope = {}
-            if finance:
-                scope = {
-                    "ack": count_in_scope(session, where, acknowledging=True),
-                    "assign": count_in_scope(session, where, acknowledging=False),
-                }
-            return queue, scope
+            # What the bulk forms would change, from the summary's counts (same snapshot; the
+            # action counts again and refuses a different number).
+            counts = queue["counts"]
+            open_only = (
+                (FindingState.OPEN.value,) if where.state in (None, FindingState.OPEN) else ()
+            )
+            scope = {
+                "ack": counted(counts, where, open_only),
+                "assign": counted(counts, where, unresolved_states(where)),
+            }
+            return queue, scope if finance else {}
 
     queue, scope = await in_thread(load)
     here = _link(given, cursor=given["cursor"])
@@ -147,6 +158,7 @@ async def findings_page(request: Request) -> Response:
         first=queue["offset"] + 1,
         last=queue["offset"] + len(items),
         counts=queue["counts"],
+        counted_states=COUNTED_STATES,
         scope=scope,
         max_bulk_filter=MAX_BULK,
         given=given,

@@ -199,8 +199,8 @@ def test_viewers_may_not_work_findings_by_filter(engine: Engine, receiver_url: s
 
 
 def test_the_queue_has_totals_counts_and_positions(engine: Engine, receiver_url: str) -> None:
-    """The queue says how many match, where each page starts, and counts per kind and state
-    (its own kind and state filters set aside)."""
+    """The queue says how many match, where each page starts, and counts unresolved findings
+    per kind and state (its own kind and state filters set aside)."""
     ids = _seed(engine, 7, FindingKind.STALE_PENDING, "TOT")
     _seed(engine, 2, FindingKind.ORPHAN_EVENT, "TOT-O")
     _post(receiver_url, f"/api/findings/{ids[0]}/ack", {"note": "seen"})
@@ -212,8 +212,8 @@ def test_the_queue_has_totals_counts_and_positions(engine: Engine, receiver_url:
     assert (second["total"], second["offset"], len(second["items"])) == (6, 4, 2)
     assert second["next_cursor"] is None
     assert first["counts"] == {
-        "orphan_event": {"open": 2, "acknowledged": 0, "resolved": 0},
-        "stale_pending": {"open": 6, "acknowledged": 1, "resolved": 0},
+        "orphan_event": {"open": 2, "acknowledged": 0},
+        "stale_pending": {"open": 6, "acknowledged": 1},
     }
 
 

@@ -61,7 +61,7 @@ def test_the_queue_shows_totals_counts_and_amounts_at_stake(queue: str) -> None:
     page = httpx.get(f"{queue}/console/findings", headers=AUTH).text
     by_amount = httpx.get(f"{queue}/console/findings?sort=amount", headers=AUTH).text
     assert "Findings 1–6 of 6" in page
-    assert "Findings by kind and state" in page and ">stale_pending<" in page
+    assert "Unresolved findings by kind and state" in page and ">stale_pending<" in page
     assert "₦5,000.00" in page
     assert by_amount.index("₦5,000.00") < by_amount.index("₦1,000.00") < by_amount.index("₦77.00")
 
