@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, select
 from sqlmodel import Session, col
 
 from admin.actions.actor import Actor, audit_many
@@ -97,15 +97,6 @@ def _ids(session: Session, where: FindingFilter, *, acknowledging: bool) -> list
         int(i)
         for i in session.execute(statement.order_by(col(Finding.id)).limit(MAX_BULK + 1)).scalars()
     ]
-
-
-def count_in_scope(session: Session, where: FindingFilter, *, acknowledging: bool) -> int:
-    """How many findings the action would change now: the number the operator is shown and
-    confirms (acknowledging: the open ones; assigning: the unresolved ones)."""
-    statement = _in_scope(
-        select(func.count()).select_from(Finding), where, acknowledging=acknowledging
-    )
-    return int(session.execute(statement).scalar_one())
 
 
 def _snapshot(
