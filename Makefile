@@ -69,6 +69,7 @@ bench: $(DEV_STAMP) system-deps
 	$(BIN)/python bench/bench_collections.py --results bench/results/collections.md
 	$(BIN)/python bench/bench_console.py --results bench/results/console-latest.md
 	$(BIN)/python bench/bench_import.py --results bench/results/import.md
+	$(BIN)/python bench/bench_bulk_ack.py --results bench/results/bulk-ack.md
 	$(BIN)/python bench/bench_scrape.py
 	@# Tracing off against main at the branch point (BENCH_BASE: a checkout of it), on against off.
 	if [ -n "$(BENCH_BASE)" ]; then BENCH_BASE=$(BENCH_BASE) $(BIN)/python bench/bench_tracing.py; fi

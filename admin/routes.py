@@ -69,6 +69,9 @@ def admin_routes() -> list[BaseRoute]:
         Route("/api/findings/ack", requires(FINANCE)(findings_api.ack_many), methods=["POST"]),
         Route("/api/findings/{id}/ack", requires(FINANCE)(findings_api.ack_one), methods=["POST"]),
         Route(
+            "/api/findings/assign", requires(FINANCE)(findings_api.assign_many), methods=["POST"]
+        ),
+        Route(
             "/api/findings/{id}/assign", requires(FINANCE)(findings_api.assign), methods=["POST"]
         ),
         Route("/api/findings/{id}/notes", requires(FINANCE)(findings_api.note), methods=["POST"]),
@@ -121,6 +124,9 @@ def admin_routes() -> list[BaseRoute]:
         ),
         Route("/console/findings", page(VIEWER)(findings_page.findings_page), methods=["GET"]),
         Route("/console/findings/ack", page(FINANCE)(findings_page.acknowledge), methods=["POST"]),
+        Route(
+            "/console/findings/bulk", page(FINANCE)(findings_page.work_matching), methods=["POST"]
+        ),
         Route(
             "/console/findings/{id}/assign", page(FINANCE)(findings_page.assign), methods=["POST"]
         ),

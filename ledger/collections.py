@@ -15,6 +15,7 @@ from ledger.events.types import Subject
 from ledger.finding_record import findings_of
 from ledger.models import Collection
 from ledger.queries import keyset_page, refuse_different, with_open_finding
+from ledger.reference_search import either_reference
 from ledger.subjects import checkable_row, find_by_reference
 from ledger.types import Initiation, TransferOrigin, TransferStatus
 from ledger.upsert import insert_ignore
@@ -77,9 +78,13 @@ def list_collections(
     since: dt.datetime | None = None,
     limit: int = 50,
     cursor: str | None = None,
+    reference: str | None = None,
 ) -> CollectionPage:
-    """Collections newest first, filtered; keyset-paginated by id so pages never shift."""
+    """Collections newest first, filtered (`reference`: a prefix of either reference, a
+    `ledger.reference_search.search_key`); keyset-paginated by id so pages never shift."""
     statement = select(Collection)
+    if reference:
+        statement = statement.where(either_reference(Collection, reference))
     if status is not None:
         statement = statement.where(col(Collection.status) == status.value)
     if since is not None:

@@ -1,4 +1,5 @@
-"""The findings queue: findings filtered by state, kind and assignee, with their notes."""
+"""The findings queue: findings filtered by state, kind, assignee and reference prefix, with
+their notes; its totals (how many match, counts per kind and state, where a page starts)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlmodel import Session, col
 
 from ledger.finding_record import finding_record, notes_of
 from ledger.models import Collection, Finding, Transfer
 from ledger.queries import MAX_PAGE, decode_cursor, encode_cursor
+from ledger.reference_search import about_reference
 from ledger.subjects import BOOK_MODELS, SubjectRef, about
 from ledger.types import FindingState
 
@@ -29,6 +31,9 @@ class FindingFilter:
     kind: str | None = None
     assignee: str | None = None  # UNASSIGNED for none
     subject: SubjectRef | None = None  # one transfer's or collection's findings
+    # A reference prefix (`ledger.reference_search.search_key`): findings about a transfer or
+    # collection whose reference or provider reference starts with it.
+    reference: str | None = None
 
 
 def _where(statement: Any, where: FindingFilter) -> Any:
@@ -51,7 +56,72 @@ def _where(statement: Any, where: FindingFilter) -> Any:
     if where.subject is not None:
         subject = where.subject
         statement = statement.where(about(_FINDINGS, subject.subject, subject.id))
+    if where.reference:
+        statement = statement.where(about_reference(_FINDINGS, where.reference))
     return statement
+
+
+def matching(statement: Any, where: FindingFilter) -> Any:
+    """`statement` (a select over `finding`) narrowed to the findings `where` keeps."""
+    return _where(statement, where)
+
+
+def count_queue(session: Session, where: FindingFilter, *, down_to: int | None = None) -> int:
+    """How many findings `where` keeps (with `down_to`, a page cursor's id: only those with
+    that id or newer, the rows on earlier pages of the newest-first queue)."""
+    statement = _where(select(func.count()).select_from(Finding), where)
+    if down_to is not None:
+        statement = statement.where(col(Finding.id) >= down_to)
+    return int(session.execute(statement).scalar_one())
+
+
+# The states the summary counts: the work still to do. Resolved findings are history and grow
+# without end; counting them on every page would read the whole table.
+COUNTED_STATES = (FindingState.OPEN.value, FindingState.ACKNOWLEDGED.value)
+
+
+def queue_counts(session: Session, where: FindingFilter) -> dict[str, dict[str, int]]:
+    """The queue's summary: unresolved findings per kind and state (`COUNTED_STATES`) among
+    those `where` keeps, its kind and state set aside (so the strip shows what the other
+    filters leave); kinds with none left out. Without other filters it reads only the
+    unresolved entries of `ix_finding_unresolved_kind`."""
+    wider = FindingFilter(assignee=where.assignee, subject=where.subject, reference=where.reference)
+    statement = (
+        _where(
+            select(col(Finding.kind), func.count(), func.count(col(Finding.acknowledged_at))),
+            wider,
+        )
+        .where(col(Finding.resolved_at).is_(None))
+        .group_by(col(Finding.kind))
+    )
+    counts: dict[str, dict[str, int]] = {}
+    for kind, unresolved, acknowledged in session.execute(statement):
+        counts[str(kind)] = dict(
+            zip(
+                COUNTED_STATES,
+                (int(unresolved) - int(acknowledged), int(acknowledged)),
+                strict=True,
+            )
+        )
+    return dict(sorted(counts.items()))
+
+
+def counted(counts: dict[str, dict[str, int]], where: FindingFilter, states: Sequence[str]) -> int:
+    """From `queue_counts(session, where)`: how many findings of `states` (of COUNTED_STATES)
+    `where`'s kind keeps — the number a count query with that state would give, without one."""
+    return sum(
+        by_state[state]
+        for kind, by_state in counts.items()
+        if where.kind in (None, kind)
+        for state in states
+    )
+
+
+def unresolved_states(where: FindingFilter) -> tuple[str, ...]:
+    """The unresolved states `where.state` keeps (none for resolved, both for any)."""
+    if where.state is None:
+        return COUNTED_STATES
+    return tuple(s for s in COUNTED_STATES if s == where.state.value)
 
 
 @dataclass(frozen=True)
@@ -80,6 +150,19 @@ def list_queue(
     items = [finding_record(f, owners[_owner_key(f)], notes[int(f.id or 0)]) for f in findings]
     last = findings[-1].id if findings and more else None
     return QueuePage(items, None if last is None else encode_cursor(last, kind=CURSOR_KIND))
+
+
+def finding_rows_page(session: Session, finding_ids: list[int]) -> list[dict[str, Any]]:
+    """The findings of `finding_ids`, in that order, as the queue shows them (those gone are
+    left out)."""
+    if not finding_ids:
+        return []
+    rows = session.execute(select(Finding).where(col(Finding.id).in_(finding_ids))).scalars()
+    by_id = {int(f.id or 0): f for f in rows}
+    findings = [by_id[i] for i in finding_ids if i in by_id]
+    owners = _owners(session, findings)
+    notes = notes_of(session, [int(f.id or 0) for f in findings])
+    return [finding_record(f, owners[_owner_key(f)], notes[int(f.id or 0)]) for f in findings]
 
 
 def _owner_key(finding: Finding) -> tuple[str, int]:

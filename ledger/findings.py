@@ -13,7 +13,7 @@ import datetime as dt
 import unicodedata
 from collections.abc import Iterable
 
-from sqlalchemy import select
+from sqlalchemy import insert, select, update
 from sqlmodel import Session
 
 from ledger.errors import NoteError
@@ -207,3 +207,39 @@ def acknowledge_finding(
     if author is not None:
         session.add(FindingNote(finding_id=finding_id, author=author, body=note, created_at=now))
     return finding
+
+
+def acknowledge_rows(
+    session: Session, finding_ids: list[int], *, note: str, now: dt.datetime, author: str
+) -> None:
+    """`acknowledge_finding` (with `author`) for many findings at once: two statements, the
+    same rows. The caller has locked them and checked the note."""
+    if not finding_ids:
+        return
+    table = Finding.__table__  # type: ignore[attr-defined]
+    session.execute(
+        update(table)
+        .where(table.c.id.in_(finding_ids))
+        .values(acknowledged_at=now, ack_note=note, updated_at=now)
+    )
+    session.execute(
+        insert(FindingNote.__table__),  # type: ignore[attr-defined]
+        [
+            {"finding_id": finding_id, "author": author, "body": note, "created_at": now}
+            for finding_id in finding_ids
+        ],
+    )
+
+
+def assign_rows(
+    session: Session, finding_ids: list[int], *, assignee: str | None, now: dt.datetime
+) -> None:
+    """`assign_finding` for many findings at once, in one statement; the caller has locked
+    them and checked the name."""
+    if finding_ids:
+        table = Finding.__table__  # type: ignore[attr-defined]
+        session.execute(
+            update(table)
+            .where(table.c.id.in_(finding_ids))
+            .values(assignee=assignee, updated_at=now)
+        )

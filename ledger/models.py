@@ -223,6 +223,8 @@ class Finding(SQLModel, table=True):
     __table_args__ = (
         # One finding per subject and kind; also the index of a subject's findings.
         UniqueConstraint("subject", "subject_id", "kind", name="uq_finding_subject_kind"),
+        # The queue's summary (unresolved findings per kind and state) from the index alone.
+        Index("ix_finding_unresolved_kind", "resolved_at", "kind", "acknowledged_at"),
     )
 
     id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))

@@ -17,6 +17,7 @@ from ledger.events.types import Subject
 from ledger.finding_record import findings_of
 from ledger.models import Delivery, Finding, Transfer
 from ledger.money import whole_number_from_text
+from ledger.reference_search import either_reference
 from ledger.subjects import about, checkable_row, find_by_reference
 from ledger.types import TransferOrigin, TransferStatus
 from ledger.upsert import insert_ignore
@@ -108,9 +109,13 @@ def list_transfers(
     limit: int = 50,
     cursor: str | None = None,
     until: dt.datetime | None = None,
+    reference: str | None = None,
 ) -> TransferPage:
-    """Transfers newest first, filtered; keyset-paginated by id so pages never shift."""
+    """Transfers newest first, filtered (`reference`: a prefix of either reference, a
+    `ledger.reference_search.search_key`); keyset-paginated by id so pages never shift."""
     statement = select(Transfer)
+    if reference:
+        statement = statement.where(either_reference(Transfer, reference))
     if status is not None:
         statement = statement.where(Transfer.status == status.value)  # type: ignore[arg-type]
     if since is not None:

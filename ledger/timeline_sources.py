@@ -108,8 +108,34 @@ def check_entries(
         yield Entry(row.checked_at, EntryKind.CHECK, title, detail, sequence=row.id or 0)
 
 
-def finding_entries(session: Session, findings: list[Finding]) -> Iterator[Entry]:
+def notes_of_findings(session: Session, findings: list[Finding]) -> list[FindingNote]:
+    """The findings' notes, newest first (bounded like every source)."""
+    ids = [f.id for f in findings if f.id is not None]
+    if not ids:
+        return []
+    return list(
+        session.execute(
+            _newest(
+                select(FindingNote).where(col(FindingNote.finding_id).in_(ids)),
+                col(FindingNote.id),
+            )
+        ).scalars()
+    )
+
+
+def written_notes(notes: list[FindingNote]) -> set[tuple[str, Any, str]]:
+    """(`finding:ID`, time, text) of each note: a note is shown once, as its note entry, and
+    the acknowledgement or audit row that wrote it at the same instant does not repeat it."""
+    return {(f"finding:{n.finding_id}", n.created_at, n.body) for n in notes}
+
+
+def finding_entries(
+    session: Session, findings: list[Finding], notes: list[FindingNote] | None = None
+) -> Iterator[Entry]:
     """Each finding's opening, acknowledgement and resolution, its notes and its alerts."""
+    if notes is None:
+        notes = notes_of_findings(session, findings)
+    written = written_notes(notes)
     for finding in findings:
         fid = finding.id or 0
         name = f"finding {fid} {finding.kind}"
@@ -117,11 +143,14 @@ def finding_entries(session: Session, findings: list[Finding]) -> Iterator[Entry
             finding.opened_at, EntryKind.FINDING, f"{name} opened", finding.detail, sequence=fid
         )
         if finding.acknowledged_at is not None:
+            said = finding.ack_note or ""
+            if (f"finding:{fid}", finding.acknowledged_at, said) in written:
+                said = ""  # the note entry beside it shows it, with its author
             yield Entry(
                 finding.acknowledged_at,
                 EntryKind.FINDING,
                 f"{name} acknowledged",
-                finding.ack_note or "",
+                said,
                 sequence=fid,
             )
         if finding.resolved_at is not None:
@@ -129,11 +158,6 @@ def finding_entries(session: Session, findings: list[Finding]) -> Iterator[Entry
     ids = [f.id for f in findings if f.id is not None]
     if not ids:
         return
-    notes = session.execute(
-        _newest(
-            select(FindingNote).where(col(FindingNote.finding_id).in_(ids)), col(FindingNote.id)
-        )
-    ).scalars()
     for note in notes:
         yield Entry(
             note.created_at,
@@ -192,17 +216,32 @@ def relay_entries(session: Session, subject: SubjectRef) -> Iterator[Entry]:
         )
 
 
-def audit_entries(session: Session, subjects: list[str]) -> Iterator[Entry]:
-    """Operators' actions on any of `subjects` (`transfer:REF`, `finding:ID`, …)."""
+def _repeats_a_note(written: set[tuple[str, Any, str]], subject: str, at: Any, text: str) -> bool:
+    # The audit row keeps the note's text, cut to its detail limit with a "…" when longer.
+    if (subject, at, text) in written:
+        return True
+    return text.endswith("…") and any(
+        (s, a) == (subject, at) and body.startswith(text[:-1]) for s, a, body in written
+    )
+
+
+def audit_entries(
+    session: Session, subjects: list[str], written: set[tuple[str, Any, str]] | None = None
+) -> Iterator[Entry]:
+    """Operators' actions on any of `subjects` (`transfer:REF`, `finding:ID`, …); a note
+    or acknowledgement whose text a note entry shows (`written_notes`) without repeating it."""
     rows = session.execute(
         _newest(select(AuditEntry).where(col(AuditEntry.subject).in_(subjects)), col(AuditEntry.id))
     ).scalars()
     for row in rows:
+        detail = row.detail or ""
+        if written and _repeats_a_note(written, row.subject or "", row.at, detail):
+            detail = ""
         yield Entry(
             row.at,
             EntryKind.OPERATOR,
             f"{row.action} on {row.subject}",
-            row.detail or "",
+            detail,
             actor=f"{row.operator} ({row.role})",
             sequence=row.id or 0,
         )
@@ -235,6 +274,7 @@ def _timeline(
             .order_by(col(Finding.id))
         ).scalars()
     )
+    notes = notes_of_findings(session, findings)
     return merge(
         record_entries(row),
         *extra,
@@ -243,7 +283,9 @@ def _timeline(
             subject,
             confirmed_at=row.confirmed_at if isinstance(row, Transfer) else None,
         ),
-        finding_entries(session, findings),
+        finding_entries(session, findings, notes),
         relay_entries(session, subject),
-        audit_entries(session, [subject.key, *(f"finding:{f.id}" for f in findings)]),
+        audit_entries(
+            session, [subject.key, *(f"finding:{f.id}" for f in findings)], written_notes(notes)
+        ),
     )

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlmodel import Session
 
-from ledger.audit import record
+from ledger.audit import record, record_many
 
 
 class Role(enum.StrEnum):
@@ -54,6 +55,26 @@ def audit(
         action=action,
         subject=subject,
         detail=detail,
+        remote_addr=actor.address,
+        now=now,
+    )
+
+
+def audit_many(
+    session: Session,
+    actor: Actor,
+    action: str,
+    subjects: Sequence[tuple[str, str | None]],
+    *,
+    now: dt.datetime,
+) -> None:
+    """`audit` of one action on many subjects ((subject, detail) each), in one statement."""
+    record_many(
+        session,
+        operator=actor.name,
+        role=actor.role.value,
+        action=action,
+        subjects=subjects,
         remote_addr=actor.address,
         now=now,
     )

@@ -20,6 +20,7 @@ from ledger.finding_queue import FindingFilter, list_queue
 from ledger.models import Collection, Transfer
 from ledger.overview import overview
 from ledger.queries import ANY_FINDING, decode_cursor, find_transfer, list_transfers
+from ledger.reference_search import search_key
 from ledger.subjects import subject_of
 from ledger.timeline import Entry
 from ledger.timeline_sources import collection_timeline, transfer_timeline
@@ -89,14 +90,12 @@ def _transfer_filters(
 
 
 async def transfers_page(request: Request) -> Response:
-    """`/console/transfers`: search by either reference; filter by status, finding, day."""
+    """`/console/transfers`: search by a prefix of either reference (any case); filter by
+    status, finding, day."""
     given, problems = _transfer_filters(request.query_params)
 
     def load() -> tuple[list[Any], str | None]:
         with read_session(engine_of(request)) as session:
-            if given["q"]:
-                found = find_transfer(session, given["q"] or "")
-                return ([] if found is None else [found]), None
             since = until = None
             if given["day"]:
                 day = parse_day(given["day"] or "", option="day")
@@ -110,6 +109,7 @@ async def transfers_page(request: Request) -> Response:
                 until=until,
                 limit=PAGE_SIZE,
                 cursor=given["cursor"],
+                reference=search_key(given["q"] or "") or None,
             )
             return page.items, page.next_cursor
 
@@ -190,21 +190,20 @@ def _advice(row: Transfer | Collection, kind: str, detail: str) -> str:
 
 
 async def collections_page(request: Request) -> Response:
-    """`/console/collections`: search by either reference; filter by status and finding."""
+    """`/console/collections`: search by a prefix of either reference (any case); filter by
+    status and finding."""
     given, problems = _transfer_filters(request.query_params, cursor_kind=COLLECTION_CURSOR)
     given["day"] = None  # a collection list has no day filter
 
     def load() -> tuple[list[Any], str | None]:
         with read_session(engine_of(request)) as session:
-            if given["q"]:
-                found = find_collection(session, given["q"] or "")
-                return ([] if found is None else [found]), None
             page = list_collections(
                 session,
                 status=TransferStatus(given["status"]) if given["status"] else None,
                 finding=given["finding"],
                 limit=PAGE_SIZE,
                 cursor=given["cursor"],
+                reference=search_key(given["q"] or "") or None,
             )
             return page.items, page.next_cursor
 

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse
 
 from admin.actions.findings import MAX_BULK_ACK
+from admin.actions.findings_bulk import MAX_BULK
 from admin.identity import CSRF_FIELD, Role, csrf_token, current_operator
 from ledger.figures import counted_fee
 from ledger.findings import MAX_NOTE_CHARS
@@ -35,6 +36,8 @@ DONE_BANNERS = {
     "acknowledged": "Findings acknowledged.",
     "assigned": "Assignment saved.",
     "noted": "Note added.",
+    "bulk_acknowledged": "Every matching open finding was acknowledged.",
+    "bulk_assigned": "Every matching unresolved finding was assigned.",
     "retried": "The delivery is due now.",
     "replayed": "The endpoint's deliveries are queued again.",
 }
@@ -49,6 +52,12 @@ ERROR_BANNERS = {
     "bad_finding_id": "That finding id is not valid.",
     "none_ticked": "Tick at least one finding to acknowledge.",
     "too_many": f"At most {MAX_BULK_ACK} findings at once.",
+    "count_changed": (
+        "The number of matching findings changed since the page was shown: nothing was "
+        "changed. Check the new count below and confirm again."
+    ),
+    "too_wide": f"More than {MAX_BULK:,} findings match: narrow the filter first.",
+    "bad_bulk_form": "That bulk form is not valid: reload the page and try again.",
     "bad_delivery_id": "That delivery id is not valid.",
     "bad_endpoint_id": "That endpoint id is not valid.",
     "bad_replay": "Replay needs a known event type and a day like 2026-03-01.",
@@ -120,7 +129,7 @@ def back_to(target: str, **message: str | None) -> RedirectResponse:
         for kind, code in message.items()
     ), message
     path, _, query = target.partition("?")
-    kept = [(k, v) for k, v in parse_qsl(query) if k not in MESSAGES]
+    kept = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k not in MESSAGES]
     kept += [(k, v) for k, v in message.items() if v]
     return RedirectResponse(path + (f"?{urlencode(kept)}" if kept else ""), status_code=303)
 

@@ -10,13 +10,15 @@ those of transfers it creates with bulk statements and writes their events besid
 from __future__ import annotations
 
 import datetime as dt
+from types import SimpleNamespace
+from typing import Any
 
 from sqlalchemy import select
 from sqlmodel import Session
 
 from ledger import findings as ledger_findings
 from ledger.events import payloads
-from ledger.events.outbox import Subscriber, emit
+from ledger.events.outbox import NewEvent, Subscriber, emit, emit_many
 from ledger.events.types import RelayEventType, Subject
 from ledger.models import Finding
 from ledger.subjects import BOOK_MODELS
@@ -89,16 +91,63 @@ def acknowledge_finding(
     note: str,
     now: dt.datetime,
     author: str | None = None,
+    reference: str | None = None,
+    endpoints: list[Subscriber] | None = None,
 ) -> Finding | None:
     """Acknowledge a finding with a note (`ledger.findings.check_note`) and write
     `finding.acknowledged` (with the note); None when there is no such finding. `author`
-    (an operator's name) also keeps the note among the finding's notes."""
+    (an operator's name) also keeps the note among the finding's notes. `reference` (the
+    subject's) and `endpoints` (`subscribers`) save their reads when many are acknowledged
+    in one transaction."""
     finding = ledger_findings.acknowledge_finding(
         session, finding_id=finding_id, note=note, now=now, author=author
     )
     if finding is not None:
-        emit_finding(session, RelayEventType.FINDING_ACKNOWLEDGED, finding, None, now=now)
+        emit_finding(
+            session,
+            RelayEventType.FINDING_ACKNOWLEDGED,
+            finding,
+            reference,
+            now=now,
+            endpoints=endpoints,
+        )
     return finding
+
+
+def acknowledge_findings(
+    session: Session,
+    findings: list[Any],
+    *,
+    note: str,
+    now: dt.datetime,
+    author: str,
+    references: dict[tuple[str, int], str],
+    endpoints: list[Subscriber] | None = None,
+) -> None:
+    """`acknowledge_finding` with `author` for many findings (rows of `finding`, locked by the
+    caller) with the same rows — the acknowledgement, the note, one `finding.acknowledged`
+    each — in a few statements (`ledger.findings.acknowledge_rows`, `emit_many`).
+    `references` holds each subject's reference by (subject, id)."""
+    note = ledger_findings.check_note(note)
+    ledger_findings.acknowledge_rows(
+        session, [int(f.id) for f in findings], note=note, now=now, author=author
+    )
+    events = []
+    for row in findings:
+        # The finding as it now stands, for its event.
+        finding = SimpleNamespace(**{**row._mapping, "acknowledged_at": now, "ack_note": note})
+        reference = references[(finding.subject, finding.subject_id)]
+        subject = Subject(finding.subject)
+        events.append(
+            NewEvent(
+                RelayEventType.FINDING_ACKNOWLEDGED,
+                subject,
+                finding.subject_id,
+                reference,
+                payloads.finding(finding, reference=reference, subject=subject),  # type: ignore[arg-type]
+            )
+        )
+    emit_many(session, events, now=now, endpoints=endpoints)
 
 
 def emit_finding(

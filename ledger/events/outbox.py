@@ -148,6 +148,104 @@ def emit(
     return event_id
 
 
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """One event for `emit_many`: its type, subject, the subject's reference and data."""
+
+    type: RelayEventType
+    subject: Subject
+    subject_id: int
+    reference: str
+    data: dict[str, Any]
+
+
+def next_sequences(session: Session, wanted: Sequence[tuple[Subject, int]]) -> list[int]:
+    """`next_sequence` for each of `wanted` (a subject may come several times: it gets
+    consecutive numbers in that order), in a few statements: the subject rows are locked in id
+    order first (as many writers lock them, so no two deadlock), then raised by their count."""
+    counts: dict[tuple[Subject, int], int] = {}
+    for key in wanted:
+        counts[key] = counts.get(key, 0) + 1
+    last: dict[tuple[Subject, int], int] = {}
+    for subject, model in BOOK_MODELS.items():
+        table = model.__table__  # type: ignore[union-attr]
+        mine = {key[1]: n for key, n in counts.items() if key[0] == subject}
+        if not mine:
+            continue
+        session.execute(
+            select(table.c.id)
+            .where(table.c.id.in_(sorted(mine)))
+            .order_by(table.c.id)
+            .with_for_update()
+        ).all()
+        for n in sorted(set(mine.values())):
+            ids = sorted(i for i, count in mine.items() if count == n)
+            raised = session.execute(
+                update(table)
+                .where(table.c.id.in_(ids))
+                .values(event_sequence=table.c.event_sequence + n)
+                .returning(table.c.id, table.c.event_sequence)
+            ).all()
+            last.update({(subject, int(i)): int(seq) for i, seq in raised})
+    given: dict[tuple[Subject, int], int] = {}
+    sequences = []
+    for key in wanted:
+        given[key] = given.get(key, 0) + 1
+        sequences.append(last[key] - counts[key] + given[key])
+    return sequences
+
+
+def emit_many(
+    session: Session,
+    events: Sequence[NewEvent],
+    *,
+    now: dt.datetime,
+    endpoints: list[Subscriber] | None = None,
+) -> list[str]:
+    """`emit` for many events in one transaction, with a few statements instead of a few per
+    event (a bulk acknowledgement writes thousands): the same rows, sequences and deliveries
+    as `emit` one by one in this order. Their `evt_` ids."""
+    if not events:
+        return []
+    sequences = next_sequences(session, [(e.subject, e.subject_id) for e in events])
+    event_ids = [new_event_id() for _ in events]
+    rows = [
+        {
+            "event_id": event_id,
+            "type": event.type.value,
+            "subject": event.subject.value,
+            "subject_id": event.subject_id,
+            "reference": event.reference,
+            "sequence": sequence,
+            "body": payloads.body(
+                event_id=event_id,
+                type=event.type,
+                timestamp=now,
+                sequence=sequence,
+                data=event.data,
+            ),
+            "created_at": now,
+        }
+        for event, event_id, sequence in zip(events, event_ids, sequences, strict=True)
+    ]
+    row_ids = list(
+        session.execute(
+            insert(EVENTS).returning(EVENTS.c.id, sort_by_parameter_order=True), rows
+        ).scalars()
+    )
+    endpoints = subscribers(session) if endpoints is None else endpoints
+    deliveries: list[dict[str, Any]] = []
+    for event, row_id, sequence in zip(events, row_ids, sequences, strict=True):
+        targets = takers(endpoints, event.type)
+        if targets:
+            key = subject_key(event.subject, event.reference)
+            deliveries += delivery_rows(row_id, targets, key=key, sequence=sequence, now=now)
+    if deliveries:
+        session.execute(insert(DELIVERIES), deliveries)
+        wake_workers(session)
+    return event_ids
+
+
 def wake_workers(session: Session) -> None:
     """Ask PostgreSQL to wake idle workers when this transaction commits (SQLite: they poll)."""
     if session.get_bind().dialect.name == "postgresql":

@@ -108,6 +108,10 @@ def _forms(ids: dict[str, int]) -> list[tuple[str, dict[str, str]]]:
         ("/console/findings/ack", {"ids": str(fid), "note": "ok"}),
         (f"/console/findings/{fid}/assign", {"assignee": "finn"}),
         (f"/console/findings/{fid}/notes", {"note": "seen"}),
+        (
+            "/console/findings/bulk",
+            {"action": "assign", "assign_to": "finn", "expected_count": "1"},
+        ),
         (f"/console/deliveries/{ids['delivery']}/retry", {}),
         ("/console/endpoints/1/replay", {"type": "", "since": ""}),
         ("/logout", {}),
