@@ -205,7 +205,7 @@ def finding_subjects(ids: Sequence[int], *, session: Session) -> dict[int, Findi
     for chunk in _chunks(list(ids)):
         for subject, model in SUBJECT_MODELS.items():
             noun = subject.value.replace("_", " ")
-            reference = reference_column(subject, model.__table__.c)  # type: ignore[union-attr]
+            reference = reference_column(subject, model.__table__.c).label("reference")  # type: ignore[union-attr]
             rows = session.execute(
                 select(col(Finding.id), col(Finding.kind), reference)
                 .join(
