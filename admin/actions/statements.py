@@ -45,6 +45,8 @@ from ledger.findings import check_note
 from ledger.models import StatementLine
 from ledger.queries import MAX_ROW_ID
 from ledger.statement_lines import DEFAULT_WALLET, find_account, line_record
+from reconcile.reports.errors import PeriodError
+from reconcile.reports.period import parse_day
 from reconcile.statements import findings, hand
 from reconcile.statements import period as periods
 from reconcile.statements.errors import (
@@ -67,8 +69,6 @@ from statements.tieout import TieOut
 MAX_REFERENCE_CHARS = 200
 # An account name: as long as the statement_account column keeps.
 MAX_ACCOUNT_CHARS = 100
-# The longest period one close ties out (a year and a day: a leap year's close).
-MAX_PERIOD_DAYS = 367
 
 __all__ = [
     "Closed",
@@ -354,17 +354,13 @@ def _period(account: object, since: object, until: object) -> tuple[str, dt.date
             raise InvalidError(field, f"{field} must be a day, YYYY-MM-DD")
         if isinstance(value, str):
             try:
-                value = dt.date.fromisoformat(value) if len(value) == 10 else None
-            except ValueError:
-                value = None
-            if value is None:
-                raise InvalidError(field, f"{field} must be a day, YYYY-MM-DD")
+                value = parse_day(value, option=field)
+            except PeriodError:
+                raise InvalidError(field, f"{field} must be a day, YYYY-MM-DD") from None
         days.append(value)
     first, last = days
     if last < first:
         raise InvalidError("until", "until is before since")
-    if (last - first).days >= MAX_PERIOD_DAYS:
-        raise InvalidError("until", f"a period is at most {MAX_PERIOD_DAYS} days")
     return name, first, last
 
 
