@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,16 @@ from web.upload import MULTIPART_SLACK, boundary_of, extract_part, receive_file
 IMPORT_CURSOR = "si"
 DEFAULT_MAX_BYTES = 200_000_000
 _TRUE = {"1", "true", "yes"}
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._ -]")
+
+
+def _safe_name(filename: str | None) -> str:
+    """The sender's file name without folders or unusual characters ("upload" without one)."""
+    base = os.path.basename((filename or "").replace("\\", "/"))
+    safe = _UNSAFE.sub("_", base).strip(" .")[:100]
+    return safe if safe not in ("", "part") else "upload"
 
 
 def _window(request: Request) -> dt.timedelta:
@@ -98,19 +109,21 @@ async def post_statement(request: Request) -> Response:
     multipart = media_type(request) == "multipart/form-data"
     actor, window, engine = actor_of(request), _window(request), engine_of(request)
     with tempfile.TemporaryDirectory(prefix="payrecon-statement-") as folder:
-        raw = Path(folder) / "body"
+        # The import records the file's name: the sender's (made safe for a file system),
+        # else "upload".
+        raw = Path(folder) / "upload"
         received = await receive_file(request, raw, limit + MULTIPART_SLACK if multipart else limit)
-        name = "upload"
         path = raw
         if multipart:
             boundary = boundary_of(request.headers.get("content-type", ""))
-            upload = await in_thread(
-                lambda: extract_part(raw, Path(folder) / "file", boundary, "file", limit)
-            )
+            part = Path(folder) / "part"
+            upload = await in_thread(lambda: extract_part(raw, part, boundary, "file", limit))
             os.unlink(raw)
-            path, name = upload.path, os.path.basename(upload.filename or "") or "upload"
-        elif received == 0:
-            raise InvalidError("file", "the body is empty: send the statement file")
+            path = part.rename(Path(folder) / _safe_name(upload.filename))
+            received = upload.size
+        if received == 0:
+            raise InvalidError("file", "the file is empty: send the statement")
+        name = path.name
 
         def store() -> dict[str, Any]:
             with write_session(engine) as session:
