@@ -359,9 +359,10 @@ def _mismatch_detail(items: Sequence[MovementMismatch]) -> str:
     parts = []
     for m in items:
         lines = ", ".join(str(i) for i in m.lines) or "none"
+        noun = "line" if len(m.lines) == 1 else "lines"
         parts.append(
             f"{m.role or 'a line the ledger expects nothing of'}: the statement shows "
-            f"{abs(m.statement_amount)} kobo (lines {lines}), "
+            f"{abs(m.statement_amount)} kobo ({noun} {lines}), "
             f"the ledger {abs(m.ledger_amount)} kobo"
         )
     return "; ".join(parts)
