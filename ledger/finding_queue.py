@@ -10,11 +10,11 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
-from ledger.finding_record import finding_record, notes_of
-from ledger.models import Collection, Finding, Transfer
+from ledger.finding_record import Owner, finding_record, notes_of
+from ledger.models import Finding
 from ledger.queries import MAX_PAGE, decode_cursor, encode_cursor
 from ledger.reference_search import about_reference
-from ledger.subjects import BOOK_MODELS, SubjectRef, about
+from ledger.subjects import SUBJECT_MODELS, SubjectRef, about
 from ledger.types import FindingState
 
 CURSOR_KIND = "f"
@@ -169,13 +169,11 @@ def _owner_key(finding: Finding) -> tuple[str, int]:
     return (finding.subject, finding.subject_id)
 
 
-def _owners(
-    session: Session, findings: Sequence[Finding]
-) -> dict[tuple[str, int], Transfer | Collection]:
-    """The transfers and collections the findings are about, by primary key (a query a
-    subject)."""
-    owners: dict[tuple[str, int], Transfer | Collection] = {}
-    for name, model in BOOK_MODELS.items():
+def _owners(session: Session, findings: Sequence[Finding]) -> dict[tuple[str, int], Owner]:
+    """The transfers, collections and statement lines the findings are about, by primary
+    key (a query a kind of subject)."""
+    owners: dict[tuple[str, int], Owner] = {}
+    for name, model in SUBJECT_MODELS.items():
         ids = sorted({key[1] for f in findings if (key := _owner_key(f))[0] == name})
         if ids:
             for row in session.execute(select(model).where(col(model.id).in_(ids))).scalars():

@@ -13,7 +13,6 @@ import datetime as dt
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import select
 from sqlmodel import Session
 
 from ledger import findings as ledger_findings
@@ -21,7 +20,7 @@ from ledger.events import payloads
 from ledger.events.outbox import NewEvent, Subscriber, emit, emit_many
 from ledger.events.types import RelayEventType, Subject
 from ledger.models import Finding
-from ledger.subjects import BOOK_MODELS
+from ledger.subjects import subject_reference
 from ledger.types import FindingKind
 
 
@@ -162,10 +161,7 @@ def emit_finding(
     """Write a `finding.*` event about the finding as it now stands; its `evt_` id."""
     subject, subject_id = subject_of(finding)
     if reference is None:
-        table = BOOK_MODELS[subject].__table__  # type: ignore[union-attr]
-        reference = str(
-            session.execute(select(table.c.reference).where(table.c.id == subject_id)).scalar_one()
-        )
+        reference = subject_reference(session, subject, subject_id)
     return emit(
         session,
         type=type,

@@ -59,6 +59,11 @@ def test_login_throttle_and_audit_read_every_forwarded_for_line(
         ("/api/transfers/expected", {"content-type": "application/json", **bearer(ADMIN)}),
         ("/console/findings/ack", {"content-type": FORM, **bearer(ADMIN)}),
         ("/reports/findings/1/ack", {"content-type": FORM, **bearer(ADMIN)}),
+        ("/api/statements?mapping=sandbox", {"content-type": "text/csv", **bearer(ADMIN)}),
+        (
+            "/api/statements?mapping=sandbox",
+            {"content-type": "multipart/form-data; boundary=xyz", **bearer(ADMIN)},
+        ),
     ],
 )
 def test_a_stalled_body_gets_408_on_every_route_that_reads_one(
