@@ -9,7 +9,7 @@ from __future__ import annotations
 from starlette.routing import BaseRoute, Route
 
 from admin import api, audit_api, collections_api, findings_api, login, relay_api, reports_page
-from admin.console import findings_page, pages, relay_pages
+from admin.console import findings_page, pages, periods_page, relay_pages, statements_page
 from admin.identity import Role, page, report_page, requires
 
 VIEWER, FINANCE, ADMIN = Role.VIEWER, Role.FINANCE, Role.ADMIN
@@ -112,4 +112,9 @@ def admin_routes() -> list[BaseRoute]:
         Route("/console/endpoints/{id}/replay", page(ADMIN)(relay_pages.replay), methods=["POST"]),
         Route("/console/deliveries/{id}/retry", page(ADMIN)(relay_pages.retry), methods=["POST"]),
         Route("/console/audit", page(ADMIN)(relay_pages.audit_page), methods=["GET"]),
+        Route(
+            "/console/statements", page(VIEWER)(statements_page.statements_page), methods=["GET"]
+        ),
+        Route("/console/periods", page(VIEWER)(periods_page.periods_page), methods=["GET"]),
+        Route("/console/periods/download", page(VIEWER)(periods_page.download), methods=["GET"]),
     ]

@@ -8,6 +8,7 @@ serves both.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,6 +25,8 @@ from ledger.models import (
     ProviderCheck,
     RelayDelivery,
     RelayEvent,
+    StatementAccount,
+    StatementLine,
     Transfer,
 )
 from ledger.subjects import SubjectRef, about, subject_of
@@ -208,6 +211,41 @@ def audit_entries(session: Session, subjects: list[str]) -> Iterator[Entry]:
         )
 
 
+def statement_entries(session: Session, subject: SubjectRef) -> Iterator[Entry]:
+    """Each statement line matched or suggested to the subject, at the time it was matched
+    (the line's own date, a statement day, is in its title)."""
+    column = (
+        col(StatementLine.collection_id)
+        if subject.kind == "collection"
+        else col(StatementLine.transfer_id)
+    )
+    rows = session.execute(
+        _newest(
+            select(StatementLine, StatementAccount.name)
+            .join(StatementAccount, col(StatementAccount.id) == col(StatementLine.account_id))
+            .where(column == subject.id),
+            col(StatementLine.id),
+        )
+    )
+    for line, account in rows:
+        what = line.role or line.direction
+        verb = "suggested" if line.state == "suggested" else line.state
+        title = (
+            f"statement line {line.id} {verb}: {account} {line.date.isoformat()}, "
+            f"{line.direction} {line.amount} kobo ({what})"
+        )
+        detail = " / ".join(filter(None, [line.reference, line.narration]))
+        if line.matched_by:
+            detail += f"; matched by {line.matched_by}"
+        at = line.matched_at or _midday(line.date)
+        yield Entry(at, EntryKind.STATEMENT, title, detail, sequence=line.id or 0)
+
+
+def _midday(day: dt.date) -> dt.datetime:
+    # Noon in Lagos: a line without a match time sits on its statement day.
+    return dt.datetime.combine(day, dt.time(11, 0), tzinfo=dt.UTC)
+
+
 def transfer_timeline(session: Session, transfer: Transfer) -> list[Entry]:
     """The transfer's whole story in time order, operators' actions included."""
     subject = subject_of(transfer)
@@ -244,6 +282,7 @@ def _timeline(
             confirmed_at=row.confirmed_at if isinstance(row, Transfer) else None,
         ),
         finding_entries(session, findings),
+        statement_entries(session, subject),
         relay_entries(session, subject),
         audit_entries(session, [subject.key, *(f"finding:{f.id}" for f in findings)]),
     )

@@ -62,6 +62,8 @@ NAVIGATION = (
     ("/console/collections", "Collections", Role.VIEWER),
     ("/console/findings", "Findings", Role.VIEWER),
     ("/console/endpoints", "Endpoints", Role.VIEWER),
+    ("/console/statements", "Statements", Role.VIEWER),
+    ("/console/periods", "Periods", Role.VIEWER),
     ("/console/audit", "Audit log", Role.ADMIN),
 )
 

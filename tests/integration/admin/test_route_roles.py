@@ -71,6 +71,9 @@ EXPECTED: dict[tuple[str, str], str | tuple[str, Role]] = {
     ("POST", "/console/endpoints/{id}/replay"): (PAGE, A),
     ("POST", "/console/deliveries/{id}/retry"): (PAGE, A),
     ("GET", "/console/audit"): (PAGE, A),
+    ("GET", "/console/statements"): (PAGE, V),
+    ("GET", "/console/periods"): (PAGE, V),
+    ("GET", "/console/periods/download"): (PAGE, V),
 }
 SAMPLE = {
     "reference": "REF-1",
