@@ -3,6 +3,7 @@
 AdminError                      .status_code, .code, .message, .extra (more JSON fields)
 ├── InvalidError                422 invalid: a value of the request cannot be used; .field
 │   ├── ExpectedInputError      a registration of an expected transfer is malformed
+│   ├── InvalidLinesError       a statement file with invalid lines (nothing stored); .invalid
 │   ├── EndpointBodyError       a relay endpoint's JSON body is malformed
 │   ├── AddressRefusedError     400: a relay URL that reaches a place it must not
 │   └── UnknownOperatorError    400: an assignee that is no operator's name
@@ -10,6 +11,7 @@ AdminError                      .status_code, .code, .message, .extra (more JSON
 ├── NotFoundError               404 not_found: the thing asked for does not exist
 │   └── MissingFindingsError    findings asked for do not exist (nothing was changed); .ids
 ├── ConflictError               409 conflict: the state of the record forbids the change
+├── TooLargeError               413 too_large: an uploaded file over its limit; .limit
 ├── UnauthenticatedError        401 unauthenticated: no operator's identity was proved
 ├── ForbiddenError              403 forbidden: the identity may not do this
 │   ├── RoleTooLowError         the operator's role is below the route's; .role
@@ -74,6 +76,19 @@ class ExpectedInputError(InvalidError):
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(field, message)
+
+
+class InvalidLinesError(InvalidError):
+    """422: a statement file with invalid lines; nothing was stored. `invalid` lists each
+    invalid line's `{line, reason}` (the first ones), `total` how many there were."""
+
+    def __init__(self, message: str, invalid: list[dict[str, object]], total: int) -> None:
+        super().__init__("file", message, invalid=invalid, invalid_total=total)
+        self.invalid = invalid
+        self.total = total
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class EndpointBodyError(InvalidError):
@@ -142,6 +157,17 @@ class ConflictError(AdminError):
 
     status_code = 409
     code = "conflict"
+
+
+class TooLargeError(AdminError):
+    """413: an uploaded file (a statement) is larger than its configured limit."""
+
+    status_code = 413
+    code = "too_large"
+
+    def __init__(self, message: str, limit: int) -> None:
+        super().__init__(message, limit=limit)
+        self.limit = limit
 
 
 class UnauthenticatedError(AdminError):

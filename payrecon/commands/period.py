@@ -3,23 +3,22 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 from sqlalchemy.exc import DBAPIError, OperationalError
 
-from ledger.audit import AuditAction
+from admin.actions import statements as actions
+from admin.errors import AdminError
 from ledger.db import read_session, write_session
 from ledger.errors import DatabaseUnavailableError
 from ledger.types import utcnow
-from payrecon.actor import audit_cli, cli_actor
+from payrecon.actor import cli_operator
 from payrecon.context import EXIT_USAGE, app_context, fail
 from reconcile.reports.errors import PeriodError
 from reconcile.reports.period import parse_day
-from reconcile.statements.errors import StatementShellError
-from reconcile.statements.period import Closed, close_period
+from reconcile.statements.period import Closed
 from reconcile.statements.render import FORMATS, write_tie_out
 
 
@@ -65,25 +64,13 @@ def close(
         fail("--format xlsx needs --output FILE", EXIT_USAGE)
     app = app_context(ctx)
     engine = app.engine() if lock else app.engine(read_only=True)
-    actor = cli_actor()
     try:
         opened = write_session(engine) if lock else read_session(engine)
         with opened as session:
-            now = utcnow()
-            closed: Closed = close_period(
-                session, account, first, last, lock=lock, actor=actor, now=now
+            closed: Closed = actions.close_period(
+                session, cli_operator(), account, first, last, lock=lock, now=utcnow()
             )
-            if lock:
-                detail = json.dumps({"tied_out": closed.tie_out.tied_out,
-                                     "residual": closed.tie_out.residual})  # fmt: skip
-                audit_cli(
-                    session,
-                    AuditAction.PERIOD_CLOSE,
-                    f"period:{account}:{first.isoformat()}:{last.isoformat()}",
-                    detail,
-                    now=now,
-                )
-    except StatementShellError as exc:
+    except AdminError as exc:
         fail(str(exc), EXIT_USAGE)
     except (DatabaseUnavailableError, OperationalError, DBAPIError) as exc:
         fail(f"database unavailable: {exc}")

@@ -12,7 +12,8 @@ import click
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlmodel import Session
 
-from ledger.audit import AuditAction
+from admin.actions import statements as actions
+from admin.errors import AdminError, InvalidLinesError
 from ledger.db import read_session, write_session
 from ledger.errors import DatabaseUnavailableError
 from ledger.queries import MAX_ROW_ID
@@ -24,14 +25,12 @@ from ledger.statement_lines import (
     list_lines,
 )
 from ledger.types import utcnow
-from payrecon.actor import audit_cli, cli_actor
+from payrecon.actor import cli_operator
 from payrecon.context import EXIT_USAGE, app_context, fail
 from reconcile.reports.errors import PeriodError
 from reconcile.reports.period import parse_day
-from reconcile.statements.errors import InvalidStatementError, StatementShellError
-from reconcile.statements.hand import LineChange, ignore_line, match_line, unmatch_line
-from reconcile.statements.importer import ImportOptions, ImportSummary, import_statement
-from statements.errors import StatementError
+from reconcile.statements.hand import LineChange
+from reconcile.statements.importer import ImportSummary
 from statements.facts import AccountKind, IgnoreType
 from statements.formats import StatementFormat
 
@@ -104,39 +103,31 @@ def import_command(
     nothing (exit 2) unless --skip-invalid."""
     app = app_context(ctx)
     settings = app.settings()
-    options = ImportOptions(
-        account=account,
-        kind=AccountKind(kind) if kind else None,
-        format=StatementFormat(fmt),
-        mapping=mapping,
-        skip_invalid=skip_invalid,
-        window=settings.statement_date_window,
-        max_bytes=settings.statement_max_bytes,
-        actor=cli_actor(),
-    )
     engine = app.engine()
     try:
         with write_session(engine) as session:
-            now = utcnow()
-            summary = import_statement(session, file, options, now=now)
-            if dry_run:
-                session.rollback()
-            else:
-                audit_cli(
-                    session,
-                    AuditAction.STATEMENT_IMPORT,
-                    f"statement_import:{summary.import_id}",
-                    json.dumps({"file": file.name, **_counts(summary)}),
-                    now=now,
-                )
-    except InvalidStatementError as exc:
+            summary = actions.import_statement(
+                session,
+                cli_operator(),
+                file,
+                account=account,
+                kind=kind,
+                format=fmt,
+                mapping=mapping,
+                skip_invalid=skip_invalid,
+                dry_run=dry_run,
+                window=settings.statement_date_window,
+                max_bytes=settings.statement_max_bytes,
+                now=utcnow(),
+            )
+    except InvalidLinesError as exc:
         if as_json:
             click.echo(json.dumps({"invalid": exc.invalid, "invalid_total": exc.total}, indent=2))
         else:
             for item in exc.invalid:
                 click.echo(f"line {item['line']}: {item['reason']}", err=True)
         fail(str(exc), EXIT_USAGE)
-    except (StatementError, StatementShellError) as exc:
+    except AdminError as exc:
         fail(f"{file}: {exc}", EXIT_USAGE)
     except OSError as exc:
         fail(f"cannot read {file}: {exc.strerror or exc}", EXIT_USAGE)
@@ -148,12 +139,6 @@ def import_command(
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         click.echo(_summary_text(summary, dry_run=dry_run))
-
-
-def _counts(summary: ImportSummary) -> dict[str, Any]:
-    data = summary.to_json()
-    keys = ("read", "new", "already_known", "matched", "suggested", "unmatched")
-    return {key: data[key] for key in keys} | {"invalid": summary.invalid_total}
 
 
 @statement.command("lines")
@@ -226,16 +211,12 @@ def _line_row(item: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
-def _change(
-    ctx: click.Context, action: str, line_id: int, change: Callable[[Session], LineChange]
-) -> None:
+def _change(ctx: click.Context, line_id: int, change: Callable[[Session], LineChange]) -> None:
     engine = app_context(ctx).engine()
     try:
         with write_session(engine) as session:
             result = change(session)
-            detail = json.dumps({"before": result.before, "after": result.after})
-            audit_cli(session, action, f"statement_line:{line_id}", detail, now=utcnow())
-    except StatementShellError as exc:
+    except AdminError as exc:
         fail(str(exc), EXIT_USAGE)
     except (DatabaseUnavailableError, OperationalError, DBAPIError) as exc:
         fail(f"database unavailable: {exc}")
@@ -261,18 +242,16 @@ def match_command(
     """Match a line by hand, or confirm its suggestion."""
     if sum(x is not None for x in (transfer, collection, other)) != 1:
         fail("give exactly one of --transfer, --collection or --line", EXIT_USAGE)
-    actor = cli_actor()
     _change(
         ctx,
-        AuditAction.STATEMENT_MATCH,
         line_id,
-        lambda session: match_line(
+        lambda session: actions.match(
             session,
+            cli_operator(),
             line_id,
             transfer=transfer,
             collection=collection,
-            other_line=other,
-            actor=actor,
+            line=other,
             now=utcnow(),
         ),
     )
@@ -283,12 +262,10 @@ def match_command(
 @click.pass_context
 def unmatch_command(ctx: click.Context, line_id: int) -> None:
     """Undo a match (or an ignore): the line is unmatched and left so by the matcher."""
-    actor = cli_actor()
     _change(
         ctx,
-        AuditAction.STATEMENT_UNMATCH,
         line_id,
-        lambda session: unmatch_line(session, line_id, actor=actor, now=utcnow()),
+        lambda session: actions.unmatch(session, cli_operator(), line_id, now=utcnow()),
     )
 
 
@@ -305,17 +282,10 @@ def unmatch_command(ctx: click.Context, line_id: int) -> None:
 @click.pass_context
 def ignore_command(ctx: click.Context, line_id: int, ignored_as: str, note: str) -> None:
     """Explain a line that belongs to no transfer or collection."""
-    actor = cli_actor()
     _change(
         ctx,
-        AuditAction.STATEMENT_IGNORE,
         line_id,
-        lambda session: ignore_line(
-            session,
-            line_id,
-            ignored_as=IgnoreType(ignored_as),
-            note=note,
-            actor=actor,
-            now=utcnow(),
+        lambda session: actions.ignore(
+            session, cli_operator(), line_id, ignored_as=ignored_as, note=note, now=utcnow()
         ),
     )
