@@ -9,7 +9,14 @@ from __future__ import annotations
 from starlette.routing import BaseRoute, Route
 
 from admin import api, audit_api, collections_api, findings_api, login, relay_api, reports_page
-from admin.console import findings_page, pages, periods_page, relay_pages, statements_page
+from admin.console import (
+    findings_page,
+    pages,
+    periods_page,
+    relay_pages,
+    statement_forms,
+    statements_page,
+)
 from admin.identity import Role, page, report_page, requires
 
 VIEWER, FINANCE, ADMIN = Role.VIEWER, Role.FINANCE, Role.ADMIN
@@ -115,6 +122,34 @@ def admin_routes() -> list[BaseRoute]:
         Route(
             "/console/statements", page(VIEWER)(statements_page.statements_page), methods=["GET"]
         ),
+        Route(
+            "/console/statements/import",
+            page(FINANCE)(statement_forms.import_file),
+            methods=["POST"],
+        ),
+        Route(
+            "/console/statements/lines/{id}/confirm",
+            page(FINANCE)(statement_forms.confirm),
+            methods=["POST"],
+        ),
+        Route(
+            "/console/statements/lines/{id}/match",
+            page(FINANCE)(statement_forms.match),
+            methods=["POST"],
+        ),
+        Route(
+            "/console/statements/lines/{id}/ignore",
+            page(FINANCE)(statement_forms.ignore),
+            methods=["POST"],
+        ),
+        Route(
+            "/console/statements/lines/{id}/unmatch",
+            page(FINANCE)(statement_forms.unmatch),
+            methods=["POST"],
+        ),
         Route("/console/periods", page(VIEWER)(periods_page.periods_page), methods=["GET"]),
+        Route(
+            "/console/periods/close", page(FINANCE)(statement_forms.close_period), methods=["POST"]
+        ),
         Route("/console/periods/download", page(VIEWER)(periods_page.download), methods=["GET"]),
     ]

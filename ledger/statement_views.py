@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
-from ledger.models import StatementAccount, StatementImport, StatementLine
-from ledger.statement_lines import LINE_STATES
+from ledger.models import PeriodLock, StatementAccount, StatementImport, StatementLine
+from ledger.statement_lines import LINE_STATES, find_account
 
 # Imports shown on the console page: the newest of the account.
 MAX_IMPORTS = 20
@@ -84,5 +84,25 @@ def list_imports(
             .where(col(StatementImport.account_id) == account_id)
             .order_by(col(StatementImport.id).desc())
             .limit(limit)
+        ).scalars()
+    )
+
+
+def period_locks(
+    session: Session, account: str, since: dt.date, until: dt.date
+) -> list[PeriodLock]:
+    """The locks recorded for exactly this period of the account, oldest first."""
+    found = find_account(session, account)
+    if found is None:
+        return []
+    return list(
+        session.execute(
+            select(PeriodLock)
+            .where(
+                col(PeriodLock.account_id) == found.id,
+                col(PeriodLock.since) == since,
+                col(PeriodLock.until) == until,
+            )
+            .order_by(col(PeriodLock.id))
         ).scalars()
     )

@@ -221,7 +221,7 @@ def statement_entries(session: Session, subject: SubjectRef) -> Iterator[Entry]:
     )
     rows = session.execute(
         _newest(
-            select(StatementLine, StatementAccount.name)
+            select(StatementLine, StatementAccount.name)  # type: ignore[call-overload]
             .join(StatementAccount, col(StatementAccount.id) == col(StatementLine.account_id))
             .where(column == subject.id),
             col(StatementLine.id),

@@ -19,7 +19,7 @@ from admin.console.statement_filters import Given, period_filters
 from admin.shell import engine_of, in_thread
 from ledger.db import read_session
 from ledger.statement_lines import DEFAULT_WALLET
-from ledger.statement_views import list_accounts
+from ledger.statement_views import list_accounts, period_locks
 from ledger.types import utcnow
 from reconcile.reports.period import lagos_day
 from reconcile.statements.errors import AccountError
@@ -62,17 +62,19 @@ def _complete(given: Given) -> bool:
     return bool(given.values["account"] and given.since and given.until)
 
 
-async def _tie_out(request: Request, given: Given) -> TieOut | None:
-    """The tie-out asked for, or None when the account does not exist."""
+async def _tie_out(request: Request, given: Given) -> tuple[TieOut, list[Any]] | None:
+    """The tie-out asked for and the period's locks, or None when the account does not
+    exist."""
     assert given.since is not None and given.until is not None
     account, since, until = given.values["account"] or "", given.since, given.until
 
-    def load() -> TieOut | None:
+    def load() -> tuple[TieOut, list[Any]] | None:
         with read_session(engine_of(request)) as session:
             try:
-                return period_tie_out(session, account, since, until)
+                result = period_tie_out(session, account, since, until)
             except AccountError:
                 return None
+            return result, period_locks(session, account, since, until)
 
     return await in_thread(load)
 
@@ -93,15 +95,21 @@ async def periods_page(request: Request) -> Response:
     if not asked:
         _defaults(given, known)
         return _page(request, given, known, None)
-    result = await _tie_out(request, given)
-    if result is None:
+    found = await _tie_out(request, given)
+    if found is None:
         given.problems.append("No statement account has that name.")
         return _page(request, given, known, None, status=404)
-    return _page(request, given, known, result)
+    return _page(request, given, known, found[0], locks=found[1])
 
 
 def _page(
-    request: Request, given: Given, accounts: list[Any], result: TieOut | None, *, status: int = 200
+    request: Request,
+    given: Given,
+    accounts: list[Any],
+    result: TieOut | None,
+    *,
+    status: int = 200,
+    locks: list[Any] | None = None,
 ) -> Response:
     values = dict(given.values)
     data: dict[str, Any] | None = None if result is None else result.to_json()
@@ -128,6 +136,7 @@ def _page(
         money=MONEY,
         downloads=downloads,
         back=page_link(PERIODS, values),
+        locks=locks or [],
     )
 
 
@@ -142,10 +151,11 @@ async def download(request: Request) -> Response:
         given.problems.append("Give the account, “since” and “until”.")
     if given.problems:
         return _page(request, given, [], None, status=400)
-    result = await _tie_out(request, given)
-    if result is None:
+    found = await _tie_out(request, given)
+    if found is None:
         given.problems.append("No statement account has that name.")
         return _page(request, given, [], None, status=404)
+    result = found[0]
     body = await in_thread(lambda: _rendered(result, fmt))
     name = f"tie-out-{_safe(result.account)}-{result.since.isoformat()}-{result.until.isoformat()}"
     return Response(

@@ -17,6 +17,7 @@ from ledger.db import read_session
 from ledger.statement_lines import DEFAULT_WALLET, LINE_STATES, LineQuery, find_account, list_lines
 from ledger.statement_views import list_accounts, list_imports, state_totals
 from statements.facts import IgnoreType
+from statements.mapping import builtin_mappings
 
 STATEMENTS = "/console/statements"
 MATCH_TARGETS = ("transfer", "collection", "line")
@@ -111,6 +112,7 @@ def _page(
         wallet=wallet,
         ignore_types=[str(t) for t in IgnoreType],
         match_targets=MATCH_TARGETS,
+        mappings=builtin_mappings(),
         next_link=None
         if next_cursor is None
         else page_link(STATEMENTS, values, cursor=next_cursor),

@@ -14,9 +14,11 @@ from pathlib import Path
 import httpx
 import pytest
 from openpyxl import load_workbook
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
+from sqlmodel import Session, col
 
 from ledger.db import write_session
+from ledger.models import AuditEntry, PeriodLock, StatementImport, StatementLine
 from ledger.operators import add_operator
 from ledger.types import utcnow
 from tests.integration.console.statement_seed import seed_statement
@@ -152,3 +154,233 @@ def test_a_matched_line_is_in_its_transfers_timeline(
     assert "statement line" in page and "payout_fee" in page
     collection = httpx.get(f"{url}/console/collections/order-77", headers=headers["viewer"]).text
     assert "provider-wallet 2026-11-03" in collection
+
+
+def _csrf(url: str, headers: dict[str, str]) -> str:
+    match = CSRF.search(httpx.get(f"{url}/console/statements", headers=headers).text)
+    assert match is not None
+    return match.group(1)
+
+
+def _banner(answer: httpx.Response, kind: str) -> str | None:
+    assert answer.status_code == 303, (answer.status_code, answer.text[:300])
+    location = answer.headers["location"]
+    assert location.startswith("/console/"), location
+    return httpx.QueryParams(location.partition("?")[2]).get(kind)
+
+
+def _forms(ids: dict[str, int]) -> list[tuple[str, dict[str, str]]]:
+    return [
+        (f"/console/statements/lines/{ids['suggested']}/confirm", {}),
+        (f"/console/statements/lines/{ids['charge']}/ignore", {"as": "charge", "note": "SMS"}),
+        (f"/console/statements/lines/{ids['charge']}/unmatch", {}),
+        (
+            f"/console/statements/lines/{ids['charge']}/match",
+            {"target": "transfer", "reference": "nope"},
+        ),
+        ("/console/periods/close", {**NOVEMBER, "lock": ""}),
+    ]
+
+
+def test_statement_forms_need_their_csrf_token_and_the_finance_role(
+    engine: Engine, served: tuple[str, dict[str, int], dict[str, dict[str, str]]]
+) -> None:
+    """Every form (and the upload) is 403 without the token or with a forged one, and 403
+    for a viewer with a valid one; a viewer's pages carry no form; finance's token works."""
+    url, ids, headers = served
+    viewer_page = httpx.get(
+        f"{url}/console/statements", params={"state": "suggested"}, headers=headers["viewer"]
+    ).text
+    assert "Confirm" not in viewer_page and "Import a statement" not in viewer_page
+    period = httpx.get(f"{url}/console/periods", params=NOVEMBER, headers=headers["viewer"])
+    assert "Close and lock" not in period.text
+    finance = headers["finance"]
+    token = _csrf(url, finance)
+    upload = {"file": ("x.csv", b"Date\n", "text/csv")}
+    for path, form in [*_forms(ids), ("/console/statements/import", {})]:
+        files = upload if path.endswith("/import") else None
+        missing = httpx.post(f"{url}{path}", data=form, files=files, headers=finance)
+        wrong = httpx.post(
+            f"{url}{path}", data={"csrf_token": "forged", **form}, files=files, headers=finance
+        )
+        as_viewer = httpx.post(
+            f"{url}{path}",
+            data={"csrf_token": _csrf(url, headers["viewer"]), **form},
+            files=files,
+            headers=headers["viewer"],
+        )
+        assert (missing.status_code, wrong.status_code, as_viewer.status_code) == (403,) * 3, path
+    # A token placed after the file is not read: the upload is refused before it streams.
+    late = httpx.post(
+        f"{url}/console/statements/import",
+        content=_multipart([("file", "x.csv", b"abc"), ("csrf_token", None, token.encode())]),
+        headers={**finance, "content-type": f"multipart/form-data; boundary={BOUNDARY}"},
+    )
+    assert late.status_code == 403
+    finance_page = httpx.get(
+        f"{url}/console/statements", params={"state": "suggested"}, headers=finance
+    ).text
+    assert "Confirm" in finance_page and "Import a statement" in finance_page
+
+
+BOUNDARY = "----payrecon-test-boundary"
+
+
+def _multipart(parts: list[tuple[str, str | None, bytes]]) -> bytes:
+    body = b""
+    for name, file_name, value in parts:
+        disposition = f'form-data; name="{name}"'
+        if file_name is not None:
+            disposition += f'; filename="{file_name}"'
+        body += f"--{BOUNDARY}\r\nContent-Disposition: {disposition}\r\n\r\n".encode() + value
+        body += b"\r\n"
+    return body + f"--{BOUNDARY}--\r\n".encode()
+
+
+def test_working_lines_by_form_is_audited_and_refusals_are_banners(
+    engine: Engine, served: tuple[str, dict[str, int], dict[str, dict[str, str]]]
+) -> None:
+    """Confirm a suggestion, ignore a charge with its reason, unmatch it: each done and
+    audited; an empty reason, an unknown reference, a matched line, a bad id, an unknown type
+    each come back as their fixed banner with nothing changed."""
+    url, ids, headers = served
+    finance = headers["finance"]
+    token = _csrf(url, finance)
+
+    def post(path: str, **form: str) -> httpx.Response:
+        return httpx.post(f"{url}{path}", data={"csrf_token": token, **form}, headers=finance)
+
+    line = f"/console/statements/lines/{ids['charge']}"
+    assert _banner(post(f"{line}/ignore", **{"as": "charge", "note": ""}), "error") == (
+        "note_refused"
+    )
+    assert _banner(post(f"{line}/ignore", **{"as": "gift", "note": "x"}), "error") == (
+        "bad_ignore_type"
+    )
+    assert _banner(post(f"{line}/match", target="transfer", reference="nope"), "error") == (
+        "unknown_reference"
+    )
+    assert _banner(post(f"{line}/match", target="line", reference="x"), "error") == (
+        "bad_reference"
+    )
+    assert _banner(post(f"{line}/match", target="planet", reference="x"), "error") == (
+        "bad_reference"
+    )
+    assert _banner(post("/console/statements/lines/abc/confirm"), "error") == "bad_line_id"
+    assert _banner(post("/console/statements/lines/99999999/confirm"), "error") == "line_missing"
+    assert _banner(post(f"{line}/confirm"), "error") == "not_suggested"
+    back = "/console/statements?state=suggested"
+    confirmed = post(f"/console/statements/lines/{ids['suggested']}/confirm", back=back)
+    assert _banner(confirmed, "done") == "confirmed"
+    assert confirmed.headers["location"].startswith(back)
+    assert _banner(post(f"/console/statements/lines/{ids['suggested']}/confirm"), "error") in (
+        "line_not_open",
+        "not_suggested",
+    )
+    assert _banner(post(f"{line}/ignore", **{"as": "charge", "note": "SMS alert"}), "done") == (
+        "ignored"
+    )
+    assert _banner(post(f"{line}/match", target="transfer", reference="inv-1003"), "error") == (
+        "line_not_open"
+    )
+    assert _banner(post(f"{line}/unmatch", back="//evil.example/x"), "done") == "unmatched"
+    with Session(engine) as session:
+        suggested = session.get(StatementLine, ids["suggested"])
+        charge = session.get(StatementLine, ids["charge"])
+        actions = [
+            (row.operator, row.action, row.subject)
+            for row in session.execute(select(AuditEntry).order_by(col(AuditEntry.id))).scalars()
+            if row.action.startswith("statement.")
+        ]
+    assert suggested is not None and suggested.state == "matched"
+    assert suggested.matched_by == "finn"
+    assert charge is not None and charge.state == "unmatched"
+    assert actions == [
+        ("finn", "statement.match", f"statement_line:{ids['suggested']}"),
+        ("finn", "statement.ignore", f"statement_line:{ids['charge']}"),
+        ("finn", "statement.unmatch", f"statement_line:{ids['charge']}"),
+    ]
+    timeline = httpx.get(f"{url}/console/transfers/inv-1003", headers=finance).text
+    assert "matched by finn" in timeline
+
+
+def test_importing_through_the_console_streams_checks_and_lists_invalid_lines(
+    engine: Engine,
+    served: tuple[str, dict[str, int], dict[str, dict[str, str]]],
+) -> None:
+    """A bank CSV in a documented shape imports (its import row appears); a file with
+    invalid lines stores nothing and lists each line with its number; an empty upload, a
+    mapping path, a file of junk and an account of the other kind are banners."""
+    url, _, headers = served
+    finance = headers["finance"]
+    token = _csrf(url, finance)
+    sample = Path(__file__).resolve().parents[3] / "docs" / "statements" / "ng-debit-credit.csv"
+
+    def upload(content: bytes, **fields: str) -> httpx.Response:
+        parts: list[tuple[str, str | None, bytes]] = [("csrf_token", None, token.encode())]
+        parts += [(k, None, v.encode()) for k, v in fields.items()]
+        parts.append(("file", "bank.csv", content))
+        return httpx.post(
+            f"{url}/console/statements/import",
+            content=_multipart(parts),
+            headers={**finance, "content-type": f"multipart/form-data; boundary={BOUNDARY}"},
+        )
+
+    done = upload(sample.read_bytes(), account="gtb-main", kind="bank", mapping="ng-debit-credit")
+    assert _banner(done, "done") == "imported"
+    page = httpx.get(f"{url}{done.headers['location']}", headers=finance).text
+    assert "bank.csv" in page and "gtb-main" in page
+    broken = sample.read_text(encoding="utf-8").replace("05/11/2026", "31/02/2026")
+    refused = upload(broken.encode(), account="gtb-main", kind="bank", mapping="ng-debit-credit")
+    assert refused.status_code == 422 and "nothing was stored" in refused.text
+    assert re.search(r'data-label="Line">1[0-9]<', refused.text), refused.text
+    cases = [
+        (upload(b"", account="gtb-main"), "no_file"),
+        (upload(b"a,b\n", mapping="/etc/passwd"), "bad_import_options"),
+        (upload(b"\x00\x01junk" * 10, format="csv"), "bad_statement_file"),
+        (upload(sample.read_bytes(), kind="bank", mapping="ng-debit-credit"), "account_kind"),
+    ]
+    for answer, code in cases:
+        assert _banner(answer, "error") == code, (code, answer.headers.get("location"))
+    with Session(engine) as session:
+        imports = session.execute(select(StatementImport)).scalars().all()
+        audit = [row.action for row in session.execute(select(AuditEntry)).scalars()]
+    assert [i.file_name for i in imports] == ["wallet-november.csv", "bank.csv"]
+    assert audit.count("statement.import") == 1
+
+
+def test_closing_and_locking_a_period_from_the_console(
+    engine: Engine, served: tuple[str, dict[str, int], dict[str, dict[str, str]]]
+) -> None:
+    """Close without a lock records nothing; close and lock records the lock (shown on the
+    page) and its audit row; a bad period or unknown account is a banner."""
+    url, _, headers = served
+    finance = headers["finance"]
+    token = _csrf(url, finance)
+    back = "/console/periods?" + str(httpx.QueryParams(NOVEMBER))
+
+    def post(**form: str) -> httpx.Response:
+        return httpx.post(
+            f"{url}/console/periods/close",
+            data={"csrf_token": token, "back": back, **form},
+            headers=finance,
+        )
+
+    assert _banner(post(**NOVEMBER, lock=""), "done") == "period_closed"
+    with Session(engine) as session:
+        assert session.execute(select(PeriodLock)).first() is None
+    locked = post(**NOVEMBER, lock="1")
+    assert _banner(locked, "done") == "period_locked"
+    page = httpx.get(f"{url}{locked.headers['location']}", headers=finance).text
+    assert "Period closed and locked" in page and "Locked before:" in page and "by finn" in page
+    assert _banner(post(**{**NOVEMBER, "since": "2026-12-01"}), "error") == "bad_period"
+    assert _banner(post(**{**NOVEMBER, "account": "nope"}), "error") == "unknown_account"
+    with Session(engine) as session:
+        locks = session.execute(select(PeriodLock)).scalars().all()
+        audit = [
+            (row.operator, row.action)
+            for row in session.execute(select(AuditEntry)).scalars()
+            if row.action == "period.close"
+        ]
+    assert len(locks) == 1 and locks[0].locked_by == "finn"
+    assert audit == [("finn", "period.close")]
