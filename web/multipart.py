@@ -23,6 +23,7 @@ MULTIPART = "multipart/form-data"
 MAX_FIELDS_BYTES = 64 * 1024
 MAX_HEADER_BYTES = 4 * 1024
 MAX_PARTS = 32
+ANY_FILE = "*"  # as `file_field`: every part with a file name is the file
 _BOUNDARY = re.compile(r"""boundary=(?:"([^"]{1,70})"|([^\s;"]{1,70}))""", re.IGNORECASE)
 _PARAM = re.compile(r"""\b(name|filename)="([^"]*)\"""", re.IGNORECASE)
 
@@ -154,7 +155,8 @@ class _Parser:
 
     def _is_file(self) -> bool:
         assert self._current is not None
-        return self._current[0] == self._file_field and self._current[1] is not None
+        name, file_name = self._current
+        return file_name is not None and self._file_field in (name, ANY_FILE)
 
     def _content(self, data: bytes) -> None:
         if not data:
@@ -234,8 +236,8 @@ async def first_field(receive: Receive, content_type: str) -> tuple[bytes, bool,
     they are the whole body, the part's name, its value). A first part that is a file, or
     longer than a few KiB, is MalformedBodyError: the caller wants a small field there."""
     boundary = boundary_of(content_type)
-    # No part is read as a file: the first is held in memory (at most a few KiB).
-    parser = _Parser(boundary, "", None, 0, first_only=True)
+    # A file part first is refused (no sink); a field is held in memory (a few KiB at most).
+    parser = _Parser(boundary, ANY_FILE, None, 0, first_only=True)
     read = bytearray()
     ended = False
     while not parser.upload.fields:
@@ -251,4 +253,6 @@ async def first_field(receive: Receive, content_type: str) -> tuple[bytes, bool,
         if ended or len(read) > MAX_HEADER_BYTES:
             raise MalformedBodyError("the form's first field is missing or too long")
     name, values = next(iter(parser.upload.fields.items()))
+    if len(values[0]) > MAX_HEADER_BYTES:
+        raise MalformedBodyError("the form's first field is too long")
     return bytes(read), ended, name, values[0]
