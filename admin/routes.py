@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute, Route
 
-from admin import api, audit_api, collections_api, findings_api, login, relay_api, reports_page
+from admin import (
+    api,
+    audit_api,
+    collections_api,
+    findings_api,
+    login,
+    relay_api,
+    reports_page,
+    statements_api,
+)
 from admin.console import (
     findings_page,
     pages,
@@ -69,6 +78,37 @@ def admin_routes() -> list[BaseRoute]:
             "/api/findings/{id}/assign", requires(FINANCE)(findings_api.assign), methods=["POST"]
         ),
         Route("/api/findings/{id}/notes", requires(FINANCE)(findings_api.note), methods=["POST"]),
+        # Statements and periods: finance and admin import, work lines and close; viewers read.
+        Route("/api/statements", requires(VIEWER)(statements_api.list_imports), methods=["GET"]),
+        Route(
+            "/api/statements", requires(FINANCE)(statements_api.post_statement), methods=["POST"]
+        ),
+        Route(
+            "/api/statements/lines",
+            requires(VIEWER)(statements_api.list_statement_lines),
+            methods=["GET"],
+        ),
+        Route(
+            "/api/statements/lines/{id}/match",
+            requires(FINANCE)(statements_api.match_line),
+            methods=["POST"],
+        ),
+        Route(
+            "/api/statements/lines/{id}/unmatch",
+            requires(FINANCE)(statements_api.unmatch_line),
+            methods=["POST"],
+        ),
+        Route(
+            "/api/statements/lines/{id}/ignore",
+            requires(FINANCE)(statements_api.ignore_line),
+            methods=["POST"],
+        ),
+        Route(
+            "/api/periods/tie-out", requires(VIEWER)(statements_api.get_tie_out), methods=["GET"]
+        ),
+        Route(
+            "/api/periods/close", requires(FINANCE)(statements_api.close_period), methods=["POST"]
+        ),
         Route("/api/endpoints", requires(VIEWER)(relay_api.list_endpoint_records), methods=["GET"]),
         Route("/api/endpoints", requires(ADMIN)(relay_api.post_endpoint), methods=["POST"]),
         Route("/api/endpoints/{id}", requires(VIEWER)(relay_api.get_endpoint), methods=["GET"]),

@@ -9,10 +9,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlmodel import Session, col
 
-from ledger.finding_record import finding_record, notes_of
-from ledger.models import Collection, Finding, Transfer
+from ledger.finding_record import Owner, finding_record, notes_of
+from ledger.models import Finding
 from ledger.queries import MAX_PAGE, decode_cursor, encode_cursor
-from ledger.subjects import BOOK_MODELS, SubjectRef, about
+from ledger.subjects import SUBJECT_MODELS, SubjectRef, about
 from ledger.types import FindingState
 
 CURSOR_KIND = "f"
@@ -86,13 +86,11 @@ def _owner_key(finding: Finding) -> tuple[str, int]:
     return (finding.subject, finding.subject_id)
 
 
-def _owners(
-    session: Session, findings: Sequence[Finding]
-) -> dict[tuple[str, int], Transfer | Collection]:
-    """The transfers and collections the findings are about, by primary key (a query a
-    subject)."""
-    owners: dict[tuple[str, int], Transfer | Collection] = {}
-    for name, model in BOOK_MODELS.items():
+def _owners(session: Session, findings: Sequence[Finding]) -> dict[tuple[str, int], Owner]:
+    """The transfers, collections and statement lines the findings are about, by primary
+    key (a query a kind of subject)."""
+    owners: dict[tuple[str, int], Owner] = {}
+    for name, model in SUBJECT_MODELS.items():
         ids = sorted({key[1] for f in findings if (key := _owner_key(f))[0] == name})
         if ids:
             for row in session.execute(select(model).where(col(model.id).in_(ids))).scalars():

@@ -19,7 +19,7 @@ from ledger.events.payloads import finding_fields, iso
 from ledger.events.types import Subject
 from ledger.figures import amount_at_stake, counted_amount
 from ledger.findings import finding_state
-from ledger.models import Collection, Finding, FindingNote, Transfer
+from ledger.models import Collection, Finding, FindingNote, StatementLine, Transfer
 from ledger.subjects import about, subject_of
 
 
@@ -42,17 +42,27 @@ def notes_of(session: Session, finding_ids: Sequence[int]) -> dict[int, list[dic
     return notes
 
 
-def finding_record(
-    finding: Finding, owner: Transfer | Collection, notes: list[dict[str, Any]]
-) -> dict[str, Any]:
-    """A finding with its state, assignee, notes and the transfer or collection it is about
-    (amounts in kobo): the one shape of a finding in every answer."""
+Owner = Transfer | Collection | StatementLine
+
+
+def finding_record(finding: Finding, owner: Owner, notes: list[dict[str, Any]]) -> dict[str, Any]:
+    """A finding with its state, assignee, notes and the transfer, collection or statement
+    line it is about (amounts in kobo): the one shape of a finding in every answer. A
+    statement line's reference is its id, its `provider_reference` the statement's reference
+    and its amount the line's."""
     assert finding.id is not None
+    if isinstance(owner, StatementLine):
+        reference, provider_reference = str(owner.id), owner.reference or None
+        amount = at_stake = owner.amount
+    else:
+        reference, provider_reference = owner.reference, owner.provider_reference
+        # Counted by the one figure rule (ledger.figures), as the overview and reports count.
+        amount, at_stake = counted_amount(owner), amount_at_stake(finding.kind, owner)
     shared = finding_fields(
         id=finding.id,
         kind=finding.kind,
         subject=Subject(finding.subject),
-        reference=owner.reference,
+        reference=reference,
         detail=finding.detail,
         opened_at=finding.opened_at,
         resolved_at=finding.resolved_at,
@@ -63,16 +73,15 @@ def finding_record(
         "state": finding_state(finding).value,
         "assignee": finding.assignee,
         "ack_note": finding.ack_note,
-        "provider_reference": owner.provider_reference,
-        # Counted by the one figure rule (ledger.figures), as the overview and reports count.
-        "amount": counted_amount(owner),
-        "amount_at_stake": amount_at_stake(finding.kind, owner),
+        "provider_reference": provider_reference,
+        "amount": amount,
+        "amount_at_stake": at_stake,
         "notes": notes,
     }
 
 
-def findings_of(session: Session, owner: Transfer | Collection) -> list[dict[str, Any]]:
-    """Every finding of one transfer or collection, oldest first, as `finding_record` shows it."""
+def findings_of(session: Session, owner: Owner) -> list[dict[str, Any]]:
+    """Every finding of one subject, oldest first, as `finding_record` shows it."""
     subject = subject_of(owner)
     findings = list(
         session.execute(

@@ -1,11 +1,12 @@
-"""The subject being reconciled: a transfer or a collection (next a statement line), named one way.
+"""The subject being reconciled: a transfer, a collection or a statement line, named one way.
 
 A subject is a row of one table (its *book*) that findings, provider checks and relay events
 point at by `(subject, subject_id)`: `finding`, `provider_check` and `relay_event` all carry
 those two columns (migration 0009). People and the relay's order rule name a subject by its
 key, `kind:REFERENCE` (`transfer:T-1`), the form the audit log has always written and
 `GET /api/events?subject=` reads (docs/architecture.md, "The subject model"): `SubjectRef.key`
-is the one rendering of it.
+is the one rendering of it. A statement line has no reference of its own (a bank's reference
+column is neither unique nor always there): it is named by its id, `statement_line:17`.
 
 Also here, because every book shares them: the lookup "by either reference, the merchant's
 wins" and the columns a new checkable row starts with.
@@ -17,16 +18,17 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import String, and_, cast, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col
 
 from ledger.events.types import Subject
-from ledger.models import Collection, Transfer
+from ledger.models import Collection, StatementLine, Transfer
 from ledger.types import TransferStatus
 
 __all__ = [
     "BOOK_MODELS",
+    "SUBJECT_MODELS",
     "Subject",
     "SubjectRef",
     "about",
@@ -34,6 +36,7 @@ __all__ = [
     "find_by_reference",
     "subject_key",
     "subject_of",
+    "subject_reference",
 ]
 
 # The table of each subject: where its reference, status and event_sequence live.
@@ -42,7 +45,33 @@ BOOK_MODELS: dict[Subject, type[Transfer] | type[Collection]] = {
     Subject.COLLECTION: Collection,
 }
 
+# Every subject's table: the books, and statement lines (findings and relay events name them
+# too; they have an `event_sequence`, not a reference, a status or provider checks).
+SUBJECT_MODELS: dict[Subject, type[Transfer] | type[Collection] | type[StatementLine]] = {
+    **BOOK_MODELS,
+    Subject.STATEMENT_LINE: StatementLine,
+}
+
 Row = TypeVar("Row", Transfer, Collection)
+
+
+def reference_column(subject: Subject, columns: Any) -> Any:
+    """The SQL expression of a subject's reference in `columns` (its table's `.c`): the
+    reference column, or a statement line's id as text."""
+    if subject is Subject.STATEMENT_LINE:
+        return cast(columns.id, String)
+    return columns.reference
+
+
+def subject_reference(session: Session, subject: Subject, subject_id: int) -> str:
+    """The reference the subject is named by (`subject_key`): a transfer's or collection's
+    merchant reference, a statement line's id."""
+    if subject is Subject.STATEMENT_LINE:
+        return str(subject_id)
+    table = BOOK_MODELS[subject].__table__  # type: ignore[union-attr]
+    return str(
+        session.execute(select(table.c.reference).where(table.c.id == subject_id)).scalar_one()
+    )
 
 
 def subject_key(subject: Subject | str, reference: str) -> str:
@@ -69,9 +98,11 @@ class SubjectRef:
         return self.subject.value
 
 
-def subject_of(row: Transfer | Collection) -> SubjectRef:
-    """The subject a transfer or collection row is."""
+def subject_of(row: Transfer | Collection | StatementLine) -> SubjectRef:
+    """The subject a transfer, collection or statement line row is."""
     assert row.id is not None
+    if isinstance(row, StatementLine):
+        return SubjectRef(Subject.STATEMENT_LINE, row.id, str(row.id))
     kind = Subject.COLLECTION if isinstance(row, Collection) else Subject.TRANSFER
     return SubjectRef(kind, row.id, row.reference)
 

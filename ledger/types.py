@@ -155,6 +155,14 @@ class FindingKind(enum.StrEnum):
     OVERPAID = "overpaid"  # a collection: more paid than expected
     PAID_AFTER_EXPIRY = "paid_after_expiry"  # a collection: paid after its expires_at
     REVERSED_AFTER_SUCCESS = "reversed_after_success"  # a confirmed success came back
+    # Statements (docs/rules.md "Statements and period tie-out"): on a statement line…
+    UNMATCHED_STATEMENT_LINE = "unmatched_statement_line"
+    STATEMENT_BALANCE_GAP = "statement_balance_gap"
+    # …on a transfer or collection…
+    MISSING_FROM_STATEMENT = "missing_from_statement"
+    STATEMENT_MISMATCH = "statement_mismatch"
+    # …on either: something changed inside a locked period.
+    CLOSED_PERIOD_CHANGED = "closed_period_changed"
 
 
 class FindingState(enum.StrEnum):

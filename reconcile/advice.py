@@ -66,6 +66,34 @@ ADVICE: dict[str, str] = {
         "the wallet and the beneficiary does not have it. Hold or recover the goods, or pay "
         "again with a new reference once the beneficiary's account is confirmed (docs/finance.md)."
     ),
+    FindingKind.UNMATCHED_STATEMENT_LINE: (
+        "Money moved on the statement that nothing in the ledger accounts for: match the line "
+        "to its transfer or collection (`payrecon statement match LINE_ID --transfer REF`), or "
+        "explain it (`payrecon statement ignore LINE_ID --as funding|charge|settlement|other "
+        "--note TEXT`); a debit nobody made is a payout from outside payrecon: ask who has "
+        "dashboard access (docs/statements.md)."
+    ),
+    FindingKind.STATEMENT_BALANCE_GAP: (
+        "The statement's running balance jumps before this line: a line is missing from the "
+        "export. Export the days around it again from the provider's dashboard and import the "
+        "file; the finding resolves when the chain closes."
+    ),
+    FindingKind.MISSING_FROM_STATEMENT: (
+        "The provider says this money moved but no line of the imported statement shows it: "
+        "check the export covers the day, then look for the line by hand (`payrecon statement "
+        "lines --state unmatched`) and match it, or ask the provider why the wallet shows "
+        "nothing."
+    ),
+    FindingKind.STATEMENT_MISMATCH: (
+        "The statement shows other figures than the ledger for this movement (both in the "
+        "detail): a fee charged twice or drifted, a collection credited short. Claim the "
+        "difference from the provider with the line and the transfer's references."
+    ),
+    FindingKind.CLOSED_PERIOD_CHANGED: (
+        "Something changed inside a period finance had closed and locked: review the change "
+        "(detail), then close and lock the period again (`payrecon period close ... --lock`) "
+        "so its recorded tie-out is the true one; that resolves the finding."
+    ),
     FindingKind.PAID_AFTER_EXPIRY: (
         "The payment arrived after the collection's account expired: if the order was "
         "already cancelled, refund the customer or honour the order; do not charge again."

@@ -21,7 +21,8 @@ from sqlalchemy import and_, exists, func, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col
 
-from ledger.models import Alert, Collection, Finding, Transfer
+from ledger.models import Alert, Finding
+from ledger.subjects import SUBJECT_MODELS, reference_column
 from reconcile.alert_plan import Item
 
 ALERTS = Alert.__table__  # type: ignore[attr-defined]
@@ -199,15 +200,20 @@ class FindingSubject:
 
 
 def finding_subjects(ids: Sequence[int], *, session: Session) -> dict[int, FindingSubject]:
-    """Each finding's kind and its transfer's or collection's reference (two queries a chunk)."""
+    """Each finding's kind and its subject's reference (a query a kind of subject a chunk)."""
     found: dict[int, FindingSubject] = {}
     for chunk in _chunks(list(ids)):
-        for noun, model in (("transfer", Transfer), ("collection", Collection)):
+        for subject, model in SUBJECT_MODELS.items():
+            noun = subject.value.replace("_", " ")
+            reference = reference_column(subject, model.__table__.c).label("reference")  # type: ignore[union-attr]
             rows = session.execute(
-                select(col(Finding.id), col(Finding.kind), col(model.reference))
+                select(col(Finding.id), col(Finding.kind), reference)
                 .join(
                     model,
-                    and_(col(Finding.subject) == noun, col(model.id) == col(Finding.subject_id)),
+                    and_(
+                        col(Finding.subject) == subject.value,
+                        col(model.id) == col(Finding.subject_id),
+                    ),
                 )
                 .where(col(Finding.id).in_(list(chunk)))
             ).all()

@@ -89,6 +89,38 @@ def collection_alert(kind: str, detail: str, facts: CollectionFacts) -> tuple[st
     return title, "\n".join(lines)
 
 
+class LineFacts(Protocol):
+    """A statement line's figures an alert shows (a `StatementLine` row has them)."""
+
+    @property
+    def id(self) -> int | None: ...
+    @property
+    def date(self) -> dt.date: ...
+    @property
+    def amount(self) -> int: ...
+    @property
+    def direction(self) -> str: ...
+    @property
+    def reference(self) -> str: ...
+    @property
+    def narration(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+
+
+def line_alert(kind: str, detail: str, account: str, facts: LineFacts) -> tuple[str, str]:
+    """The (title, body) of the alert for one finding on a statement line."""
+    title = f"payrecon: {kind} on statement line {facts.id}"
+    lines = [
+        f"What happened: {kind.replace('_', ' ')} — {naira_text(detail)}.",
+        f"Statement line {facts.id} of {account}, {facts.date.isoformat()}: {facts.direction} "
+        f"{naira(facts.amount)}, reference {facts.reference or '—'}, "
+        f"narration {facts.narration or '—'}; {facts.state}.",
+        f"What to do: {what_to_do(kind)}",
+    ]
+    return title, "\n".join(lines)
+
+
 def _when(value: dt.datetime | None) -> str:
     return "—" if value is None else value.strftime("%Y-%m-%d %H:%M:%S UTC")
 

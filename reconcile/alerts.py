@@ -25,7 +25,7 @@ from sqlmodel import Session, col
 from ledger.db import read_session, write_session
 from ledger.events.types import Subject
 from ledger.figures import amount_at_stake
-from ledger.models import Alert, Collection, Finding, Transfer
+from ledger.models import Alert, Collection, Finding, StatementAccount, StatementLine, Transfer
 from ledger.subjects import about
 from ledger.types import FindingKind
 from reconcile import alert_book as book
@@ -42,6 +42,7 @@ from reconcile.alert_text import (
     collection_alert,
     finding_alert,
     key_refused_alert,
+    line_alert,
 )
 from reconcile.checks import Policy
 
@@ -90,9 +91,16 @@ def _candidates(engine: Engine, *, now: dt.datetime, policy: Policy) -> list[Ite
             .where(*open_unacknowledged)
             .order_by(col(Finding.id))
         ).all()
-        if not rows and not on_collections:
+        on_lines = session.execute(
+            select(Finding, StatementLine, StatementAccount.name)  # type: ignore[call-overload]
+            .join(StatementLine, about(_FINDINGS, Subject.STATEMENT_LINE, col(StatementLine.id)))
+            .join(StatementAccount, col(StatementAccount.id) == col(StatementLine.account_id))
+            .where(*open_unacknowledged)
+            .order_by(col(Finding.id))
+        ).all()
+        if not rows and not on_collections and not on_lines:
             return []
-        ids = [finding.id for finding, _ in (*rows, *on_collections)]
+        ids = [row[0].id for row in (*rows, *on_collections, *on_lines)]
         taken: set[str] = set()
         for start in range(0, len(ids), 5000):
             taken.update(
@@ -122,6 +130,12 @@ def _candidates(engine: Engine, *, now: dt.datetime, policy: Policy) -> list[Ite
             continue
         title, body = collection_alert(finding.kind, finding.detail, collection)
         wanted.append(_item(key, finding, step, title, body, collection, "collection"))
+    for finding, line, account in on_lines:
+        key = f"finding:{finding.id}:{int(finding.opened_at.timestamp())}:0"
+        if key in taken:
+            continue
+        title, body = line_alert(finding.kind, finding.detail, account, line)
+        wanted.append(_item(key, finding, 0, title, body, line, "statement line"))
     # Findings in the order they were raised, whatever they are about.
     wanted.sort(key=lambda item: item.finding_id or 0)
     return wanted
@@ -133,9 +147,13 @@ def _item(
     step: int,
     title: str,
     body: str,
-    subject: Transfer | Collection,
+    subject: Transfer | Collection | StatementLine,
     noun: str,
 ) -> Item:
+    if isinstance(subject, StatementLine):
+        reference, at_stake = str(subject.id), subject.amount
+    else:
+        reference, at_stake = subject.reference, amount_at_stake(finding.kind, subject)
     return Item(
         key=key,
         kind=finding.kind,
@@ -143,8 +161,8 @@ def _item(
         body=body,
         finding_id=finding.id,
         step=step,
-        reference=subject.reference,
-        at_stake=amount_at_stake(finding.kind, subject),
+        reference=reference,
+        at_stake=at_stake,
         noun=noun,
     )
 

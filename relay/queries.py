@@ -104,13 +104,14 @@ class EventPage:
 
 
 def parse_subject(value: str) -> tuple[Subject, str | None]:
-    """`transfer`, `collection`, or one subject as `transfer:REFERENCE`; ValueError otherwise."""
+    """`transfer`, `collection`, `statement_line`, or one subject as `transfer:REFERENCE`
+    (`statement_line:ID`); ValueError otherwise."""
     kind, colon, reference = value.partition(":")
     try:
         subject = Subject(kind)
     except ValueError:
         raise ValueError(
-            "must be transfer, collection, or one subject as transfer:REFERENCE"
+            "must be transfer, collection, statement_line, or one subject as transfer:REFERENCE"
         ) from None
     if colon and not reference:
         raise ValueError("names no reference after the colon")

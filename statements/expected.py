@@ -4,7 +4,8 @@ statement (docs/rules.md "Statements and period tie-out", "Matching"; "Reversals
 A payout is one debit of amount + fee, or two (the amount, then the fee); a failed transfer
 also gets its amount back (the fee is kept); a reversed one gets its amount back too; a
 successful collection is credited the amount paid less the fee. Pending subjects are expected
-to leave nothing yet. Shared by the matcher (which slot a line fills), `missing_from_statement`
+to leave nothing yet — except a pending payout whose debit is on the statement already (the
+provider debits when it takes a payout): that debit, and its fee's line, are its movements. Shared by the matcher (which slot a line fills), `missing_from_statement`
 and the tie-out (what the ledger says moved).
 """
 
@@ -79,9 +80,15 @@ def expected_movements(subject: Subject, matched: Collection[LineRole] = ()) -> 
     if subject.kind is SubjectKind.COLLECTION:
         if subject.status is SubjectStatus.SUCCESSFUL:
             roles.append(LineRole.COLLECTION_CREDIT)
-    elif subject.status is not SubjectStatus.PENDING and (
-        subject.status is not SubjectStatus.FAILED or subject.fee > 0 or matched
-    ):
+    elif subject.status is SubjectStatus.PENDING:
+        # The provider debits a payout when it takes it, before its outcome is known: a
+        # pending payout's debit on the statement is its movement, not a mismatch; none is
+        # expected (nor missing) until one shows (docs/statements.md "Pending payouts").
+        if LineRole.PAYOUT in matched:
+            roles.append(LineRole.PAYOUT)
+        elif LineRole.PAYOUT_AMOUNT in matched or LineRole.PAYOUT_FEE in matched:
+            roles += [LineRole.PAYOUT_AMOUNT, LineRole.PAYOUT_FEE]
+    elif subject.status is not SubjectStatus.FAILED or subject.fee > 0 or matched:
         split = LineRole.PAYOUT not in matched and (
             LineRole.PAYOUT_AMOUNT in matched or LineRole.PAYOUT_FEE in matched
         )

@@ -29,7 +29,15 @@ from sqlmodel import Session, col
 from ledger.db import read_session
 from ledger.events.types import DeliveryStatus
 from ledger.lease import last_pass_at
-from ledger.models import Collection, Finding, RelayDelivery, RelayEndpoint, Transfer
+from ledger.models import (
+    Collection,
+    Finding,
+    RelayDelivery,
+    RelayEndpoint,
+    StatementAccount,
+    StatementLine,
+    Transfer,
+)
 from ledger.types import FindingKind, TransferStatus, utcnow
 
 logger = structlog.get_logger(__name__)
@@ -145,12 +153,59 @@ def relay_endpoints(session: Session, now: dt.datetime) -> Iterable[Metric]:
     return (disabled, pending)
 
 
+# Lagos is UTC+1 all year: a statement's day starts at 23:00 UTC the day before.
+_LAGOS = dt.timezone(dt.timedelta(hours=1))
+
+
+def statements(session: Session, now: dt.datetime) -> Iterable[Metric]:
+    """Per statement account: its unmatched lines, and the day of its latest line as a Unix
+    time (the start of that Lagos day; 0 before the first import) — two seeks a account
+    on ix_statement_line_account_state_date and ix_statement_line_account_date."""
+    del now
+    unmatched = GaugeMetricFamily(
+        "payrecon_statement_unmatched_lines",
+        "Statement lines matched to nothing and not explained (state unmatched), by account.",
+        labels=["account"],
+    )
+    last_line = GaugeMetricFamily(
+        "payrecon_statement_last_line_timestamp_seconds",
+        "Unix time of the start (Lagos) of the day of the account's latest statement line.",
+        labels=["account"],
+    )
+    accounts = session.execute(select(col(StatementAccount.id), col(StatementAccount.name))).all()
+    for account_id, name in accounts:
+        count = session.execute(
+            select(func.count())
+            .select_from(StatementLine)
+            .where(
+                col(StatementLine.account_id) == account_id,
+                col(StatementLine.state) == "unmatched",
+            )
+        ).scalar_one()
+        latest = session.execute(
+            select(func.max(col(StatementLine.date))).where(
+                col(StatementLine.account_id) == account_id
+            )
+        ).scalar_one_or_none()
+        unmatched.add_metric([name], int(count))
+        if isinstance(latest, str):  # SQLite's max() of a date column is its text
+            latest = dt.date.fromisoformat(latest)
+        start = (
+            0.0
+            if latest is None
+            else dt.datetime.combine(latest, dt.time(), tzinfo=_LAGOS).timestamp()
+        )
+        last_line.add_metric([name], start)
+    return (unmatched, last_line)
+
+
 LEDGER_GAUGES: tuple[LedgerGauge, ...] = (
     LedgerGauge("findings", findings_open),
     LedgerGauge("transfers", pending_transfers),
     LedgerGauge("reconcile_due", reconcile_due),
     LedgerGauge("reconcile_last_pass", reconcile_last_pass),
     LedgerGauge("relay_endpoints", relay_endpoints),
+    LedgerGauge("statements", statements),
 )
 
 

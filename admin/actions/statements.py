@@ -9,11 +9,15 @@ Signatures (stable):
     import_statement(session, actor, path, *, account=DEFAULT_WALLET, kind=None, format="auto",
                      mapping=None, skip_invalid=False, dry_run=False, file_name=None,
                      window, max_bytes, now) -> ImportSummary
-    match(session, actor, line_id, *, transfer=None, collection=None, line=None, now)
+    match(session, actor, line_id, *, transfer=None, collection=None, line=None, now,
+          window=DEFAULT_DATE_WINDOW) -> LineChange
+    confirm(session, actor, line_id, *, now, window=DEFAULT_DATE_WINDOW) -> LineChange
+    unmatch(session, actor, line_id, *, now, window=DEFAULT_DATE_WINDOW) -> LineChange
+    ignore(session, actor, line_id, *, ignored_as, note, now, window=DEFAULT_DATE_WINDOW)
         -> LineChange
-    confirm(session, actor, line_id, *, now) -> LineChange
-    unmatch(session, actor, line_id, *, now) -> LineChange
-    ignore(session, actor, line_id, *, ignored_as, note, now) -> LineChange
+
+`window` is PAYRECON_STATEMENT_DATE_WINDOW (how old an unmatched line is before it is a
+finding); callers with the settings pass it.
     close_period(session, actor, account, since, until, *, lock=True, now) -> Closed
     tie_out(session, account, since, until) -> TieOut          (a read: no audit)
 """
@@ -40,7 +44,9 @@ from ledger.errors import NoteError
 from ledger.findings import check_note
 from ledger.models import StatementLine
 from ledger.queries import MAX_ROW_ID
-from ledger.statement_lines import DEFAULT_WALLET, line_record
+from ledger.statement_lines import DEFAULT_WALLET, find_account, line_record
+from reconcile.reports.errors import PeriodError
+from reconcile.reports.period import parse_day
 from reconcile.statements import findings, hand
 from reconcile.statements import period as periods
 from reconcile.statements.errors import (
@@ -56,14 +62,13 @@ from reconcile.statements.period import Closed
 from statements.errors import StatementError, StatementTooLargeError
 from statements.facts import AccountKind, IgnoreType, LineState
 from statements.formats import StatementFormat
+from statements.matching import DEFAULT_DATE_WINDOW
 from statements.tieout import TieOut
 
 # A reference given to match a line: longer than any transfer's or collection's reference.
 MAX_REFERENCE_CHARS = 200
 # An account name: as long as the statement_account column keeps.
 MAX_ACCOUNT_CHARS = 100
-# The longest period one close ties out (a year and a day: a leap year's close).
-MAX_PERIOD_DAYS = 367
 
 __all__ = [
     "Closed",
@@ -163,7 +168,7 @@ def import_statement(
     try:
         summary = import_file(session, path, options, now=now)
         if not dry_run:
-            _statement_findings(session, summary, now=now)
+            findings.after_import(session, summary, window=window, now=now)
     except StatementTooLargeError as exc:
         raise TooLargeError(str(exc), exc.limit) from None
     except InvalidStatementError as exc:
@@ -195,21 +200,21 @@ def _counts(summary: ImportSummary) -> dict[str, Any]:
     return {key: data[key] for key in keys} | {"invalid": summary.invalid_total}
 
 
-def _statement_findings(session: Session, summary: ImportSummary, *, now: dt.datetime) -> None:
-    """Raise and resolve the statement findings an import calls for (same transaction)."""
-    findings.after_import(session, summary, now=now)
-
-
-def _line_findings(session: Session, change: LineChange, *, now: dt.datetime) -> None:
-    """Raise and resolve the statement findings a change to a line calls for."""
-    findings.after_line_change(session, change, now=now)
+# What a change did to a line, in a `closed_period_changed` finding's detail.
+_DONE = {
+    AuditAction.STATEMENT_MATCH: "matched",
+    AuditAction.STATEMENT_UNMATCH: "unmatched",
+    AuditAction.STATEMENT_IGNORE: "ignored",
+}
 
 
 def _changed(
     session: Session, actor: Actor, action: AuditAction, line_id: int, change: LineChange, *,
-    now: dt.datetime,
+    window: dt.timedelta, now: dt.datetime,
 ) -> LineChange:  # fmt: skip
-    _line_findings(session, change, now=now)
+    findings.after_line_change(
+        session, change, action=_DONE[action], actor=actor.name, window=window, now=now
+    )
     detail = json.dumps({"before": change.before, "after": change.after})
     audit(session, actor, action, f"statement_line:{line_id}", detail, now=now)
     return change
@@ -230,6 +235,7 @@ def match(
     collection: str | None = None,
     line: int | None = None,
     now: dt.datetime,
+    window: dt.timedelta = DEFAULT_DATE_WINDOW,
 ) -> LineChange:
     """Match line `line_id` by hand to a transfer or collection (by its reference or the
     provider's) or to a line of the other account (a funding or settlement pair); exactly
@@ -258,10 +264,19 @@ def match(
         )
     except (LineNotFoundError, MatchRefusedError) as exc:
         raise _refused(exc) from None
-    return _changed(session, actor, AuditAction.STATEMENT_MATCH, line_id, change, now=now)
+    return _changed(
+        session, actor, AuditAction.STATEMENT_MATCH, line_id, change, window=window, now=now
+    )
 
 
-def confirm(session: Session, actor: Actor, line_id: int, *, now: dt.datetime) -> LineChange:
+def confirm(
+    session: Session,
+    actor: Actor,
+    line_id: int,
+    *,
+    now: dt.datetime,
+    window: dt.timedelta = DEFAULT_DATE_WINDOW,
+) -> LineChange:
     """Confirm line `line_id`'s suggestion: it is matched to what it was suggested for (the
     suggested transfer, collection or other line). ConflictError when the line is not
     suggested; otherwise as `match`."""
@@ -280,10 +295,18 @@ def confirm(session: Session, actor: Actor, line_id: int, *, now: dt.datetime) -
         collection=record["collection"],
         line=record["line"],
         now=now,
+        window=window,
     )
 
 
-def unmatch(session: Session, actor: Actor, line_id: int, *, now: dt.datetime) -> LineChange:
+def unmatch(
+    session: Session,
+    actor: Actor,
+    line_id: int,
+    *,
+    now: dt.datetime,
+    window: dt.timedelta = DEFAULT_DATE_WINDOW,
+) -> LineChange:
     """Undo a match, a suggestion or an ignore (the other line of a pair too); the matcher
     leaves the line unmatched from then on. Audited as `statement.unmatch`."""
     line_id = _line_id(line_id)
@@ -291,7 +314,9 @@ def unmatch(session: Session, actor: Actor, line_id: int, *, now: dt.datetime) -
         change = hand.unmatch_line(session, line_id, actor=actor.name, now=now)
     except (LineNotFoundError, MatchRefusedError) as exc:
         raise _refused(exc) from None
-    return _changed(session, actor, AuditAction.STATEMENT_UNMATCH, line_id, change, now=now)
+    return _changed(
+        session, actor, AuditAction.STATEMENT_UNMATCH, line_id, change, window=window, now=now
+    )
 
 
 def ignore(
@@ -302,6 +327,7 @@ def ignore(
     ignored_as: str,
     note: str,
     now: dt.datetime,
+    window: dt.timedelta = DEFAULT_DATE_WINDOW,
 ) -> LineChange:
     """Explain a line that belongs to no transfer or collection: `ignored_as` one of funding,
     charge, settlement, other, with a note (required). Audited as `statement.ignore`.
@@ -315,7 +341,9 @@ def ignore(
         )
     except (LineNotFoundError, MatchRefusedError) as exc:
         raise _refused(exc) from None
-    return _changed(session, actor, AuditAction.STATEMENT_IGNORE, line_id, change, now=now)
+    return _changed(
+        session, actor, AuditAction.STATEMENT_IGNORE, line_id, change, window=window, now=now
+    )
 
 
 def _period(account: object, since: object, until: object) -> tuple[str, dt.date, dt.date]:
@@ -326,17 +354,13 @@ def _period(account: object, since: object, until: object) -> tuple[str, dt.date
             raise InvalidError(field, f"{field} must be a day, YYYY-MM-DD")
         if isinstance(value, str):
             try:
-                value = dt.date.fromisoformat(value) if len(value) == 10 else None
-            except ValueError:
-                value = None
-            if value is None:
-                raise InvalidError(field, f"{field} must be a day, YYYY-MM-DD")
+                value = parse_day(value, option=field)
+            except PeriodError:
+                raise InvalidError(field, f"{field} must be a day, YYYY-MM-DD") from None
         days.append(value)
     first, last = days
     if last < first:
         raise InvalidError("until", "until is before since")
-    if (last - first).days >= MAX_PERIOD_DAYS:
-        raise InvalidError("until", f"a period is at most {MAX_PERIOD_DAYS} days")
     return name, first, last
 
 
@@ -373,6 +397,9 @@ def close_period(
     except AccountError as exc:
         raise NotFoundError(str(exc)) from None
     if lock:
+        found = find_account(session, name)
+        assert found is not None and found.id is not None  # the tie-out found it
+        findings.after_close(session, found.id, first, last, now=now)
         detail = json.dumps(
             {"tied_out": closed.tie_out.tied_out, "residual": closed.tie_out.residual,
              "lock": closed.lock_id}

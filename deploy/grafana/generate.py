@@ -143,6 +143,39 @@ ROWS: list[tuple[str, list[tuple[str, str, list[tuple[str, str]]]]]] = [
             ),
         ],
     ),
+    (
+        "Statements",
+        [
+            (
+                "Unmatched statement lines",
+                "none",
+                [("max by (account) (payrecon_statement_unmatched_lines)", "{{account}}")],
+            ),
+            (
+                "Since the latest statement line",
+                "s",
+                [
+                    (
+                        "time() - max by (account) "
+                        "(payrecon_statement_last_line_timestamp_seconds)",
+                        "{{account}}",
+                    )
+                ],
+            ),
+            (
+                "Statement findings open",
+                "none",
+                [
+                    (
+                        "max by (kind) (payrecon_findings_open{kind=~"
+                        '"unmatched_statement_line|missing_from_statement|statement_mismatch|'
+                        'statement_balance_gap|closed_period_changed"})',
+                        "{{kind}}",
+                    )
+                ],
+            ),
+        ],
+    ),
 ]
 
 # The ingest row's panels (kept apart: their queries are long).

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import select
 from sqlmodel import Session
 
 from ledger import findings as ledger_findings
@@ -19,7 +18,7 @@ from ledger.events import payloads
 from ledger.events.outbox import Subscriber, emit
 from ledger.events.types import RelayEventType, Subject
 from ledger.models import Finding
-from ledger.subjects import BOOK_MODELS
+from ledger.subjects import subject_reference
 from ledger.types import FindingKind
 
 
@@ -113,10 +112,7 @@ def emit_finding(
     """Write a `finding.*` event about the finding as it now stands; its `evt_` id."""
     subject, subject_id = subject_of(finding)
     if reference is None:
-        table = BOOK_MODELS[subject].__table__  # type: ignore[union-attr]
-        reference = str(
-            session.execute(select(table.c.reference).where(table.c.id == subject_id)).scalar_one()
-        )
+        reference = subject_reference(session, subject, subject_id)
     return emit(
         session,
         type=type,

@@ -22,7 +22,7 @@ from ledger.events import payloads
 from ledger.events.ids import new_event_id
 from ledger.events.types import DeliveryStatus, RelayEventType, Subject, parse_types
 from ledger.models import RelayDelivery, RelayEndpoint, RelayEvent
-from ledger.subjects import BOOK_MODELS
+from ledger.subjects import SUBJECT_MODELS
 from ledger.subjects import subject_key as subject_key  # the relay's order key
 
 # The channel idle workers LISTEN on (PostgreSQL).
@@ -68,7 +68,7 @@ def takers(endpoints: Iterable[Subscriber], type: RelayEventType) -> list[int]:
 
 def next_sequence(session: Session, subject: Subject, subject_id: int) -> int:
     """Raise the subject's event sequence and return it; the row stays locked until commit."""
-    table = BOOK_MODELS[subject].__table__  # type: ignore[union-attr]
+    table = SUBJECT_MODELS[subject].__table__  # type: ignore[union-attr]
     return int(
         session.execute(
             update(table)

@@ -27,6 +27,7 @@ class Subject(enum.StrEnum):
 
     TRANSFER = "transfer"
     COLLECTION = "collection"
+    STATEMENT_LINE = "statement_line"  # named by its id: `statement_line:17`
 
 
 class DeliveryStatus(enum.StrEnum):

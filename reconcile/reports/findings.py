@@ -9,8 +9,8 @@ from sqlalchemy import func, select
 from sqlmodel import Session
 
 from ledger.events.types import Subject
-from ledger.models import Collection, Finding, Transfer
-from ledger.subjects import about
+from ledger.models import Collection, Finding, StatementLine, Transfer
+from ledger.subjects import about, reference_column
 from reconcile.advice import Figures, what_to_do
 from reconcile.reports.model import iso
 from reconcile.reports.sql import FIGURE_COLUMNS, C, T
@@ -21,14 +21,17 @@ F = Finding.__table__.c  # type: ignore[attr-defined]
 def list_findings(
     session: Session, *, open_only: bool = False, kind: str | None = None
 ) -> list[dict[str, Any]]:
-    """Findings oldest first, as the API shows them plus their subject (`transfer` or
-    `collection`) and its references. A collection has no transfer figures: its advice is the
-    kind's own."""
+    """Findings oldest first, as the API shows them plus their subject (`transfer`,
+    `collection` or `statement_line`) and its references (a line's is its id). A collection
+    has no transfer figures: its advice is the kind's own."""
     findings = Finding.__table__  # type: ignore[attr-defined]
     transfers = Transfer.__table__  # type: ignore[attr-defined]
     collections = Collection.__table__  # type: ignore[attr-defined]
-    subjects = findings.outerjoin(transfers, about(F, Subject.TRANSFER, T.id)).outerjoin(
-        collections, about(F, Subject.COLLECTION, C.id)
+    lines = StatementLine.__table__  # type: ignore[attr-defined]
+    subjects = (
+        findings.outerjoin(transfers, about(F, Subject.TRANSFER, T.id))
+        .outerjoin(collections, about(F, Subject.COLLECTION, C.id))
+        .outerjoin(lines, about(F, Subject.STATEMENT_LINE, lines.c.id))
     )
     statement = (
         select(
@@ -39,8 +42,12 @@ def list_findings(
             F.resolved_at,
             F.acknowledged_at,
             F.ack_note,
-            func.coalesce(T.reference, C.reference).label("reference"),
-            func.coalesce(T.provider_reference, C.provider_reference).label("provider_reference"),
+            func.coalesce(
+                T.reference, C.reference, reference_column(Subject.STATEMENT_LINE, lines.c)
+            ).label("reference"),
+            func.coalesce(
+                T.provider_reference, C.provider_reference, func.nullif(lines.c.reference, "")
+            ).label("provider_reference"),
             F.subject,
             *FIGURE_COLUMNS,
         )

@@ -15,7 +15,9 @@ import yaml
 from sqlalchemy import Engine
 
 from tests.integration.reconcile.helpers import running_sandbox
+from tests.integration.statements.ledger_rows import SAMPLE
 from tests.support import relay as support
+from tests.support.cli import run_cli
 from tests.support.processes import PAYRECON, payrecon_env, serving, stop
 from tests.support.promql import exported_names, expression_names
 from tests.support.servers import free_port
@@ -88,6 +90,8 @@ def test_dashboard_and_rules_name_only_exported_metrics(
     with support.serving(consumer) as consumer_url, running_sandbox(complete_after=0) as box:
         support.add_endpoint(engine, consumer_url + "/hook")
         support.emit_events(engine, support.add_transfers(engine, 2))
+        imported = run_cli(database_url, "statement", "import", str(SAMPLE), "--mapping", "sandbox")
+        assert imported.exit_code == 0, imported.output
         with serving(env) as base:
             answer = httpx.post(
                 f"{base}/webhook",

@@ -84,6 +84,21 @@ def test_gauges_read_the_ledger(engine: Engine) -> None:
     assert samples[("payrecon_scrape_errors_total", (("collector", "findings"),))] == 0
 
 
+def test_statement_gauges_read_each_account(database_url: str, engine: Engine) -> None:
+    """Per account: its unmatched lines, and the start (Lagos) of its latest line's day."""
+    from tests.integration.statements.ledger_rows import SAMPLE
+    from tests.support.cli import run_cli
+
+    result = run_cli(database_url, "statement", "import", str(SAMPLE), "--mapping", "sandbox")
+    assert result.exit_code == 0, result.output
+    samples = _samples(LedgerGauges(engine, clock=lambda: NOW))
+    account = (("account", "provider-wallet"),)
+    assert samples[("payrecon_statement_unmatched_lines", account)] == 7  # no ledger behind it
+    latest = dt.datetime(2026, 11, 3, 23, 0, tzinfo=dt.UTC).timestamp()  # 4 Nov, Lagos
+    assert samples[("payrecon_statement_last_line_timestamp_seconds", account)] == latest
+    assert samples[("payrecon_scrape_errors_total", (("collector", "statements"),))] == 0
+
+
 def test_an_empty_ledger_shows_zeros(engine: Engine) -> None:
     """Before any transfer or pass, the gauges are 0 rather than missing."""
     samples = _samples(LedgerGauges(engine, clock=utcnow))

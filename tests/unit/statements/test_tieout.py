@@ -134,16 +134,20 @@ def test_a_break_in_the_running_balance_is_a_balance_gap() -> None:
     assert result.residual == -10 and not result.tied_out
 
 
-def test_a_debit_matched_to_a_pending_transfer_is_a_mismatch_the_ledger_expects_nothing_of() -> (
-    None
-):
-    """The ledger counts no pending payout: the matched debit is the residual, as a mismatch."""
+def test_a_pending_payouts_debit_is_its_movement_not_a_mismatch() -> None:
+    """The provider debits a payout when it takes it: a pending payout's matched debit is
+    what the ledger says moved, so it explains nothing and the period ties out."""
     pending = transfer(status=SubjectStatus.PENDING)
     result = close([matched(1, 502_500, DEBIT, pending, R.PAYOUT)], [pending])
-    assert [(m.role, m.statement_amount, m.ledger_amount) for m in result.mismatches] == [
-        (None, -502_500, 0)
-    ]
-    assert result.residual == -502_500
+    assert result.mismatches == () and result.missing_from_statement == ()
+    assert result.ledger_movement == -502_500 and result.residual == 0
+
+
+def test_a_pending_payout_with_no_debit_yet_is_not_missing() -> None:
+    """Nothing is expected of a pending payout until its debit shows."""
+    pending = transfer(status=SubjectStatus.PENDING)
+    result = close([], [pending])
+    assert result.missing_from_statement == () and result.ledger_movement == 0
 
 
 def test_a_movement_counts_in_the_period_its_line_falls_in() -> None:
@@ -218,6 +222,17 @@ def ledgers_and_statements(draw: st.DrawFn) -> tuple[list[Subject], list[Stateme
     return facts, lines, opening, closing
 
 
+def payout_shown(s: Subject, lines: list[StatementLine]) -> bool:
+    """A line is matched to the subject as its payout, its amount or its fee."""
+    return any(
+        item.state is LineState.MATCHED
+        and item.match is not None
+        and item.match.subject == s.ref
+        and item.match.role in (R.PAYOUT, R.PAYOUT_AMOUNT, R.PAYOUT_FEE)
+        for item in lines
+    )
+
+
 def oracle_ledger_movement(facts: list[Subject], lines: list[StatementLine]) -> int:
     """The contract's formula, written out: every subject and line is dated in the period."""
     total = 0
@@ -229,6 +244,8 @@ def oracle_ledger_movement(facts: list[Subject], lines: list[StatementLine]) -> 
             total -= s.amount + s.fee
         elif s.status in (SubjectStatus.FAILED, SubjectStatus.REVERSED):
             total -= s.fee  # the amount went out and came back
+        elif payout_shown(s, lines):
+            total -= s.amount + s.fee  # a pending payout the provider has debited already
     for item in lines:
         pair = item.state is LineState.MATCHED and item.match and item.match.subject is None
         if item.state is LineState.IGNORED or (pair and item.match.line is not None):  # type: ignore[union-attr]
@@ -250,7 +267,7 @@ def oracle_nothing_missing(facts: list[Subject], lines: list[StatementLine]) -> 
             if needs_credit and R.COLLECTION_CREDIT not in roles:
                 return False
             continue
-        if s.status is SubjectStatus.PENDING or (
+        if (s.status is SubjectStatus.PENDING and not payout_shown(s, lines)) or (
             s.status is SubjectStatus.FAILED and s.fee == 0 and not roles
         ):
             continue
