@@ -90,7 +90,8 @@ ERROR_BANNERS = {
     "bad_import_options": "Choose a known account name, kind, format and built-in mapping.",
     "account_kind": "That account exists with the other kind (wallet or bank): nothing was stored.",
     "bad_period": (
-        "A period is an account and two days, since on or before until, at most 367 days."
+        "A period is an account and two days from 1900-01-01 to 9000-12-31, since on or before "
+        "until."
     ),
     "unknown_account": "No statement account has that name.",
 }

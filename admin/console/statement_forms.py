@@ -21,6 +21,7 @@ from admin.actions import statements as actions
 from admin.actions.actor import Actor
 from admin.console.findings_page import form_fields
 from admin.console.render import back_to, render
+from admin.console.statement_filters import period_filters
 from admin.errors import (
     AdminError,
     ConflictError,
@@ -254,6 +255,11 @@ async def close_period(request: Request) -> Response:
     back = _back(fields, PERIODS)
     account, since, until = (_one(fields, name) for name in ("account", "since", "until"))
     lock = bool(_one(fields, "lock"))
+    # The console's own bounds first: the tie-out reads a week either side of the period.
+    if period_filters({"account": account, "since": since, "until": until}).problems or not (
+        account and since and until
+    ):
+        return back_to(back, error="bad_period")
     actor = actor_of(request)
 
     def store() -> None:

@@ -4,6 +4,7 @@ its transfer's timeline."""
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import json
@@ -76,7 +77,7 @@ def test_statement_and_period_pages_answer_bad_parameters_with_4xx(
     """Bad days, a reversed range, an unknown state, account or format, a huge or forged
     cursor, NUL and an overlong name: a 400 or 404 page saying what is wrong, never a 500."""
     url, _, headers = served
-    huge = "c2w6OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OQ"  # "sl:" and 29 nines
+    huge = base64.urlsafe_b64encode(b"sl:" + b"9" * 30).decode()  # a row id past 2**63
     cases = [
         ("/console/statements", {"since": "2026-13-01"}, 400),
         ("/console/statements", {"until": "yesterday"}, 400),
@@ -92,6 +93,7 @@ def test_statement_and_period_pages_answer_bad_parameters_with_4xx(
         ("/console/periods", {**NOVEMBER, "until": "9999-12-31"}, 400),
         ("/console/periods", {**NOVEMBER, "account": "nope"}, 404),
         ("/console/periods", {**NOVEMBER, "since": "2026-12-01"}, 400),
+        ("/console/periods", {**NOVEMBER, "since": "0001-01-02"}, 400),
         ("/console/periods/download", {**NOVEMBER, "format": "exe"}, 400),
         ("/console/periods/download", {"format": "csv"}, 400),
         ("/console/periods/download", {**NOVEMBER, "account": "nope", "format": "csv"}, 404),
@@ -374,6 +376,8 @@ def test_closing_and_locking_a_period_from_the_console(
     page = httpx.get(f"{url}{locked.headers['location']}", headers=finance).text
     assert "Period closed and locked" in page and "Locked before:" in page and "by finn" in page
     assert _banner(post(**{**NOVEMBER, "since": "2026-12-01"}), "error") == "bad_period"
+    assert _banner(post(**{**NOVEMBER, "since": "0001-01-02"}), "error") == "bad_period"
+    assert _banner(post(**{**NOVEMBER, "until": "31/11/2026"}), "error") == "bad_period"
     assert _banner(post(**{**NOVEMBER, "account": "nope"}), "error") == "unknown_account"
     with Session(engine) as session:
         locks = session.execute(select(PeriodLock)).scalars().all()
