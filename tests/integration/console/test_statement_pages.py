@@ -388,3 +388,24 @@ def test_closing_and_locking_a_period_from_the_console(
         ]
     assert len(locks) == 1 and locks[0].locked_by == "finn"
     assert audit == [("finn", "period.close")]
+
+
+def test_an_upload_over_the_limit_stops_and_stores_nothing(
+    engine: Engine, start_receiver: StartReceiver, tmp_path: Path
+) -> None:
+    """A file past PAYRECON_STATEMENT_MAX_BYTES is refused as it streams, with its banner;
+    no import is recorded."""
+    seed_statement(engine, tmp_path)
+    with start_receiver(admin_token=ADMIN, statement_max_bytes=2048) as url:
+        token = _csrf(url, AUTH)
+        body = _multipart(
+            [("csrf_token", None, token.encode()), ("file", "big.csv", b"9" * 50_000)]
+        )
+        answer = httpx.post(
+            f"{url}/console/statements/import",
+            content=body,
+            headers={**AUTH, "content-type": f"multipart/form-data; boundary={BOUNDARY}"},
+        )
+        assert _banner(answer, "error") == "file_too_large"
+    with Session(engine) as session:
+        assert len(session.execute(select(StatementImport)).scalars().all()) == 1
