@@ -168,7 +168,8 @@ def _banner(answer: httpx.Response, kind: str) -> str | None:
     assert answer.status_code == 303, (answer.status_code, answer.text[:300])
     location = answer.headers["location"]
     assert location.startswith("/console/"), location
-    return httpx.QueryParams(location.partition("?")[2]).get(kind)
+    code: str | None = httpx.QueryParams(location.partition("?")[2]).get(kind)
+    return code
 
 
 def _forms(ids: dict[str, int]) -> list[tuple[str, dict[str, str]]]:
