@@ -284,5 +284,26 @@ def _timeline(
         finding_entries(session, findings),
         statement_entries(session, subject),
         relay_entries(session, subject),
-        audit_entries(session, [subject.key, *(f"finding:{f.id}" for f in findings)]),
+        audit_entries(
+            session,
+            [
+                subject.key,
+                *(f"finding:{f.id}" for f in findings),
+                *(f"statement_line:{i}" for i in _line_ids(session, subject)),
+            ],
+        ),
     )
+
+
+def _line_ids(session: Session, subject: SubjectRef) -> list[int]:
+    """The statement lines matched or suggested to the subject (their audit rows are part of
+    its story: who matched, confirmed or unmatched them)."""
+    column = (
+        col(StatementLine.collection_id)
+        if subject.kind == "collection"
+        else col(StatementLine.transfer_id)
+    )
+    rows = session.execute(
+        _newest(select(StatementLine.id).where(column == subject.id), col(StatementLine.id))  # type: ignore[call-overload]
+    )
+    return [row[0] for row in rows]

@@ -8,7 +8,7 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ledger.queries import decode_cursor
+from ledger.queries import MAX_ROW_ID, decode_cursor, encode_cursor
 from ledger.statement_lines import CURSOR_KIND, LINE_STATES
 from ledger.types import takes_text
 from reconcile.reports.errors import PeriodError
@@ -64,9 +64,21 @@ def _range(given: Given) -> None:
 
 
 def line_filters(query: Mapping[str, str]) -> Given:
-    """`/console/statements?account=&state=&since=&until=&cursor=`."""
-    names = ("account", "state", "since", "until", "cursor")
+    """`/console/statements?account=&state=&since=&until=&cursor=`, or `?line=ID` (the page of
+    every state that starts at that line, on its account)."""
+    names = ("account", "state", "since", "until", "cursor", "line")
     given = Given({name: _text(query, name) for name in names})
+    line = given.values["line"]
+    if line is not None:
+        if not (
+            line.isascii() and line.isdigit() and len(line) <= 19 and 1 <= int(line) <= MAX_ROW_ID
+        ):
+            given.problems.append("A line is a statement line's id (a positive whole number).")
+        else:
+            given.values.update(
+                state="all",
+                cursor=encode_cursor(int(line) - 1, kind=CURSOR_KIND) if int(line) > 1 else None,
+            )
     if given.values["state"] is None:
         given.values["state"] = DEFAULT_STATE
     _account(given)

@@ -14,6 +14,7 @@ from admin.console.render import page_link, render
 from admin.console.statement_filters import Given, line_filters
 from admin.shell import engine_of, in_thread
 from ledger.db import read_session
+from ledger.models import StatementLine
 from ledger.statement_lines import DEFAULT_WALLET, LINE_STATES, LineQuery, find_account, list_lines
 from ledger.statement_views import list_accounts, list_imports, state_totals
 from statements.facts import IgnoreType
@@ -41,7 +42,14 @@ async def statements_page(request: Request) -> Response:
     def load() -> dict[str, Any] | None:
         with read_session(engine_of(request)) as session:
             accounts = list_accounts(session)
-            account = _chosen(accounts, given.values["account"])
+            wanted = given.values["account"]
+            if given.values["line"] is not None:
+                # A link to one line (a finding's, a pair's other line): its account's page.
+                found = session.get(StatementLine, int(given.values["line"] or 0))
+                if found is None:
+                    return None
+                wanted = next((a.name for a in accounts if a.id == found.account_id), None)
+            account = _chosen(accounts, wanted)
             if account is None:
                 return None if given.values["account"] else {"accounts": accounts}
             state = given.values["state"]
@@ -69,7 +77,11 @@ async def statements_page(request: Request) -> Response:
 
     loaded = await in_thread(load)
     if loaded is None:
-        given.problems.append("No statement account has that name.")
+        given.problems.append(
+            "No statement line has that id."
+            if given.values["line"]
+            else "No statement account has that name."
+        )
         return _page(request, given, status=404)
     return _page(request, given, **loaded)
 
@@ -88,6 +100,7 @@ def _page(
     wallet: bool = False,
 ) -> Response:
     values = dict(given.values)
+    values.pop("line", None)
     if account is not None:
         values["account"] = account.name
     here = page_link(STATEMENTS, values)

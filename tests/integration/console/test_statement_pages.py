@@ -19,9 +19,11 @@ from sqlalchemy import Engine, select
 from sqlmodel import Session, col
 
 from ledger.db import write_session
+from ledger.events.findings import raise_finding
+from ledger.events.types import Subject
 from ledger.models import AuditEntry, PeriodLock, StatementImport, StatementLine
 from ledger.operators import add_operator
-from ledger.types import utcnow
+from ledger.types import FindingKind, utcnow
 from tests.integration.console.statement_seed import seed_statement
 from tests.support.apps import ADMIN, StartReceiver
 
@@ -89,6 +91,10 @@ def test_statement_and_period_pages_answer_bad_parameters_with_4xx(
         ("/console/statements", {"cursor": huge}, 400),
         ("/console/statements", {"cursor": "!!!"}, 400),
         ("/console/statements", {"since": "0001-01-02"}, 400),
+        ("/console/statements", {"line": "x"}, 400),
+        ("/console/statements", {"line": "9" * 30}, 400),
+        ("/console/statements", {"line": "0"}, 400),
+        ("/console/statements", {"line": "99999999"}, 404),
         ("/console/periods", {**NOVEMBER, "since": "2026-02-30"}, 400),
         ("/console/periods", {**NOVEMBER, "until": "9999-12-31"}, 400),
         ("/console/periods", {**NOVEMBER, "account": "nope"}, 404),
@@ -305,6 +311,7 @@ def test_working_lines_by_form_is_audited_and_refusals_are_banners(
     ]
     timeline = httpx.get(f"{url}/console/transfers/inv-1003", headers=finance).text
     assert "matched by finn" in timeline
+    assert f"statement.match on statement_line:{ids['suggested']}" in timeline
 
 
 def test_importing_through_the_console_streams_checks_and_lists_invalid_lines(
@@ -410,3 +417,26 @@ def test_an_upload_over_the_limit_stops_and_stores_nothing(
         assert _banner(answer, "error") == "file_too_large"
     with Session(engine) as session:
         assert len(session.execute(select(StatementImport)).scalars().all()) == 1
+
+
+def test_a_line_has_a_link_of_its_own_and_its_findings_point_there(
+    engine: Engine, served: tuple[str, dict[str, int], dict[str, dict[str, str]]]
+) -> None:
+    """`?line=ID` opens the page of every state starting at that line, on its account; a
+    finding about a statement line links to it from the queue."""
+    url, ids, headers = served
+    with write_session(engine) as session:
+        raise_finding(
+            session,
+            subject=Subject.STATEMENT_LINE,
+            subject_id=ids["charge"],
+            kind=FindingKind.UNMATCHED_STATEMENT_LINE,
+            detail="line still unmatched",
+            now=utcnow(),
+        )
+    queue = httpx.get(f"{url}/console/findings", headers=headers["viewer"]).text
+    link = f"/console/statements?line={ids['charge']}#line-{ids['charge']}"
+    assert f'href="{link}"' in queue
+    page = httpx.get(f"{url}{link.partition('#')[0]}", headers=headers["viewer"])
+    assert page.status_code == 200 and f'id="line-{ids["charge"]}"' in page.text
+    assert f'id="line-{ids["funding"]}"' not in page.text  # the page starts at the line
