@@ -216,8 +216,8 @@ class WebhookEvent(SQLModel, table=True):
 
 
 class Finding(SQLModel, table=True):
-    """A discrepancy on one subject (a transfer or a collection: `ledger.subjects`); one row per
-    (subject, kind), reopened if it recurs."""
+    """A discrepancy on one subject (a transfer, a collection or a statement line:
+    `ledger.subjects`); one row per (subject, kind), reopened if it recurs."""
 
     __tablename__ = "finding"
     __table_args__ = (

@@ -11,14 +11,14 @@ from pathlib import Path
 import httpx
 from sqlalchemy import Engine
 
+from admin.actions.statements import import_statement
 from ledger.db import write_session
 from ledger.statement_lines import DEFAULT_WALLET
 from ledger.types import utcnow
-from payrecon.actor import cli_actor
+from payrecon.actor import cli_operator
 from payrecon.settings import Settings
-from reconcile.statements.importer import ImportOptions, ImportSummary, import_statement
+from reconcile.statements.importer import ImportSummary
 from reconcile.statements.period import period_tie_out
-from statements.formats import StatementFormat
 from statements.tieout import TieOut
 
 STATEMENT_NAME = "wallet-statement.csv"
@@ -43,16 +43,19 @@ def tie_out_demo(
     answer.raise_for_status()
     path = directory / STATEMENT_NAME
     path.write_bytes(answer.content)
-    options = ImportOptions(
-        account=DEFAULT_WALLET,
-        format=StatementFormat.CSV,
-        mapping="sandbox",
-        window=settings.statement_date_window,
-        max_bytes=settings.statement_max_bytes,
-        actor=cli_actor(),
-    )
     with write_session(engine) as session:
-        imported = import_statement(session, path, options, now=utcnow())
+        # The operator action: the import is audited and raises its findings, as the CLI's.
+        imported = import_statement(
+            session,
+            cli_operator(),
+            path,
+            account=DEFAULT_WALLET,
+            format="csv",
+            mapping="sandbox",
+            window=settings.statement_date_window,
+            max_bytes=settings.statement_max_bytes,
+            now=utcnow(),
+        )
     with write_session(engine) as session:
         today = dt.date.today()
         since, until = imported.first_date or today, imported.last_date or today

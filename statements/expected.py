@@ -5,8 +5,9 @@ A payout is one debit of amount + fee, or two (the amount, then the fee); a fail
 also gets its amount back (the fee is kept); a reversed one gets its amount back too; a
 successful collection is credited the amount paid less the fee. Pending subjects are expected
 to leave nothing yet — except a pending payout whose debit is on the statement already (the
-provider debits when it takes a payout): that debit, and its fee's line, are its movements. Shared by the matcher (which slot a line fills), `missing_from_statement`
-and the tie-out (what the ledger says moved).
+provider debits when it takes a payout): that debit, and its fee's line, are its movements.
+Shared by the matcher (which slot a line fills), `missing_from_statement` and the tie-out
+(what the ledger says moved).
 """
 
 from __future__ import annotations

@@ -78,6 +78,10 @@ def test_the_demo_pays_reconciles_and_reports(tmp_path: Path) -> None:
     assert _figure(result.stdout, "finding.opened") == 6
     assert _figure(result.stdout, "transfer.reversed") == 1
     assert "₦" in html and "<script src=" not in html
+    # The month end: the wallet statement's tie-out has one residual item, the fee drift
+    # (the pending payout's debit is its movement, not a mismatch).
+    assert "explained by 1 item." in result.stdout
+    assert "payout_fee: the statement shows" in result.stdout
 
 
 @pytest.mark.parametrize(

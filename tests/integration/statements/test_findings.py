@@ -294,3 +294,34 @@ def test_a_finding_on_a_line_reads_as_a_subject_everywhere(engine: Engine) -> No
     assert item["provider_reference"] == "FND_8C1D2E3F4A5B6C7D"
     assert [(f["subject"], f["reference"]) for f in listed] == [("statement_line", "1")]
     assert json.dumps(item)  # the record is plain JSON
+
+
+def test_a_payout_that_becomes_final_after_the_import_is_found_missing_by_a_pass(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """A payout pending at import time and confirmed successful later (its relay event) is
+    checked by the next pass: no line shows it on a covering statement, so it is missing."""
+    sample_ledger(engine)
+    with Session(engine) as session:
+        add_transfer(session, "late-2", "TRF_LATE00000002", 500_000, 0, "pending")
+        session.commit()
+    _import(engine, SAMPLE)
+    assert _open(engine, "missing_from_statement") == set()
+    with write_session(engine) as session:
+        transfer = session.execute(
+            select(Transfer).where(col(Transfer.reference) == "late-2")
+        ).scalar_one()
+        transfer.status, transfer.confirmed = "successful", True
+        assert transfer.id is not None
+        emit(
+            session,
+            type=RelayEventType.TRANSFER_CONFIRMED,
+            subject=Subject.TRANSFER,
+            subject_id=transfer.id,
+            reference="late-2",
+            data={"reference": "late-2"},
+            now=NOW,
+        )
+    counts = match_statements(engine, object(), now=NOW + dt.timedelta(seconds=30))
+    assert counts["findings_raised"] >= 1
+    assert _open(engine, "missing_from_statement") == {("transfer", transfer.id)}
