@@ -440,3 +440,15 @@ def test_a_line_has_a_link_of_its_own_and_its_findings_point_there(
     page = httpx.get(f"{url}{link.partition('#')[0]}", headers=headers["viewer"])
     assert page.status_code == 200 and f'id="line-{ids["charge"]}"' in page.text
     assert f'id="line-{ids["funding"]}"' not in page.text  # the page starts at the line
+
+
+def test_both_pages_on_a_ledger_without_statements(start_receiver: StartReceiver) -> None:
+    """Before any import the pages say so (200), and a period asked for is a 404 page."""
+    with start_receiver(admin_token=ADMIN) as url:
+        statements = httpx.get(f"{url}/console/statements", headers=AUTH)
+        periods = httpx.get(f"{url}/console/periods", headers=AUTH)
+        asked = httpx.get(f"{url}/console/periods", params=NOVEMBER, headers=AUTH)
+    assert statements.status_code == 200 and "No statement has been imported yet" in statements.text
+    assert "Import a statement file" in statements.text
+    assert periods.status_code == 200 and "No statement has been imported yet" in periods.text
+    assert asked.status_code == 404
