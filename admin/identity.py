@@ -7,6 +7,7 @@ console session cookie. `requires(role)` guards JSON routes and `page(role)` con
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import datetime as dt
@@ -41,8 +42,10 @@ from ledger.db import read_session, write_session
 from ledger.operators import bound_to, live_session, operator_by_token, secret_hash
 from ledger.types import utcnow
 from web.address import request_address
-from web.errors import WebError
+from web.body import body_deadline
+from web.errors import BodyTimeoutError, WebError
 from web.forms import FORM, media_type, read_form_fields
+from web.multipart import MULTIPART, first_field
 from web.templates import error_page
 
 __all__ = ["PAGE_POLICY", "Actor", "Operator", "Role", "Surface", "login_redirect"]
@@ -183,7 +186,22 @@ async def checked_csrf(request: Request, expected: str) -> Request:
 
     A form body that is late or too large raises the toolkit's WebError (408, 413)."""
     presented = request.headers.get(CSRF_HEADER)
-    if presented is None:
+    if presented is None and media_type(request) == MULTIPART:
+        # An upload form carries its token as its first field (web.multipart): only that
+        # much is read here, the file streams on to the handler.
+        timeout = body_deadline(request).timeout
+        try:
+            async with asyncio.timeout(timeout):
+                head, ended, name, value = await first_field(
+                    request.receive, request.headers.get("content-type", "")
+                )
+        except TimeoutError:
+            raise BodyTimeoutError(f"the body did not arrive within {timeout:g} seconds") from None
+        except (ClientDisconnect, WebError):
+            raise CsrfError from None
+        presented = value if name == CSRF_FIELD else None
+        request = _replayed(request, head, ended=ended)
+    elif presented is None:
         if media_type(request) != FORM:
             raise CsrfError
         try:
@@ -202,8 +220,9 @@ async def checked_csrf(request: Request, expected: str) -> Request:
     return request
 
 
-def _replayed(request: Request, body: bytes) -> Request:
-    # The handler reads the body again from `receive`: hand it the bytes already read.
+def _replayed(request: Request, body: bytes, *, ended: bool = True) -> Request:
+    # The handler reads the body again from `receive`: hand it the bytes already read (and,
+    # when they are only its start, the rest as it arrives).
     sent = False
 
     async def receive() -> Message:
@@ -211,7 +230,7 @@ def _replayed(request: Request, body: bytes) -> Request:
         if sent:
             return await request.receive()
         sent = True
-        return {"type": "http.request", "body": body, "more_body": False}
+        return {"type": "http.request", "body": body, "more_body": not ended}
 
     return Request(request.scope, receive)
 

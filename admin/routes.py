@@ -19,7 +19,14 @@ from admin import (
     reports_page,
     statements_api,
 )
-from admin.console import findings_page, pages, relay_pages
+from admin.console import (
+    findings_page,
+    pages,
+    periods_page,
+    relay_pages,
+    statement_forms,
+    statements_page,
+)
 from admin.console import reports_page as console_reports
 from admin.identity import Role, page, report_page, requires
 
@@ -167,4 +174,37 @@ def admin_routes() -> list[BaseRoute]:
         Route("/console/endpoints/{id}/replay", page(ADMIN)(relay_pages.replay), methods=["POST"]),
         Route("/console/deliveries/{id}/retry", page(ADMIN)(relay_pages.retry), methods=["POST"]),
         Route("/console/audit", page(ADMIN)(relay_pages.audit_page), methods=["GET"]),
+        Route(
+            "/console/statements", page(VIEWER)(statements_page.statements_page), methods=["GET"]
+        ),
+        Route(
+            "/console/statements/import",
+            page(FINANCE)(statement_forms.import_file),
+            methods=["POST"],
+        ),
+        Route(
+            "/console/statements/lines/{id}/confirm",
+            page(FINANCE)(statement_forms.confirm),
+            methods=["POST"],
+        ),
+        Route(
+            "/console/statements/lines/{id}/match",
+            page(FINANCE)(statement_forms.match),
+            methods=["POST"],
+        ),
+        Route(
+            "/console/statements/lines/{id}/ignore",
+            page(FINANCE)(statement_forms.ignore),
+            methods=["POST"],
+        ),
+        Route(
+            "/console/statements/lines/{id}/unmatch",
+            page(FINANCE)(statement_forms.unmatch),
+            methods=["POST"],
+        ),
+        Route("/console/periods", page(VIEWER)(periods_page.periods_page), methods=["GET"]),
+        Route(
+            "/console/periods/close", page(FINANCE)(statement_forms.close_period), methods=["POST"]
+        ),
+        Route("/console/periods/download", page(VIEWER)(periods_page.download), methods=["GET"]),
     ]

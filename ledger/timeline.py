@@ -20,6 +20,7 @@ class EntryKind(enum.StrEnum):
     RECORD = "record"  # the subject was created or registered
     WEBHOOK = "webhook"
     CHECK = "check"
+    STATEMENT = "statement"  # a statement line matched (or suggested) to the subject
     FINDING = "finding"
     NOTE = "note"
     ALERT = "alert"

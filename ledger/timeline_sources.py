@@ -8,6 +8,7 @@ serves both.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,6 +25,8 @@ from ledger.models import (
     ProviderCheck,
     RelayDelivery,
     RelayEvent,
+    StatementAccount,
+    StatementLine,
     Transfer,
 )
 from ledger.subjects import SubjectRef, about, subject_of
@@ -247,6 +250,41 @@ def audit_entries(
         )
 
 
+def statement_entries(session: Session, subject: SubjectRef) -> Iterator[Entry]:
+    """Each statement line matched or suggested to the subject, at the time it was matched
+    (the line's own date, a statement day, is in its title)."""
+    column = (
+        col(StatementLine.collection_id)
+        if subject.kind == "collection"
+        else col(StatementLine.transfer_id)
+    )
+    rows = session.execute(
+        _newest(
+            select(StatementLine, StatementAccount.name)  # type: ignore[call-overload]
+            .join(StatementAccount, col(StatementAccount.id) == col(StatementLine.account_id))
+            .where(column == subject.id),
+            col(StatementLine.id),
+        )
+    )
+    for line, account in rows:
+        what = line.role or line.direction
+        verb = "suggested" if line.state == "suggested" else line.state
+        title = (
+            f"statement line {line.id} {verb}: {account} {line.date.isoformat()}, "
+            f"{line.direction} {line.amount} kobo ({what})"
+        )
+        detail = " / ".join(filter(None, [line.reference, line.narration]))
+        if line.matched_by:
+            detail += f"; matched by {line.matched_by}"
+        at = line.matched_at or _midday(line.date)
+        yield Entry(at, EntryKind.STATEMENT, title, detail, sequence=line.id or 0)
+
+
+def _midday(day: dt.date) -> dt.datetime:
+    # Noon in Lagos: a line without a match time sits on its statement day.
+    return dt.datetime.combine(day, dt.time(11, 0), tzinfo=dt.UTC)
+
+
 def transfer_timeline(session: Session, transfer: Transfer) -> list[Entry]:
     """The transfer's whole story in time order, operators' actions included."""
     subject = subject_of(transfer)
@@ -284,8 +322,29 @@ def _timeline(
             confirmed_at=row.confirmed_at if isinstance(row, Transfer) else None,
         ),
         finding_entries(session, findings, notes),
+        statement_entries(session, subject),
         relay_entries(session, subject),
         audit_entries(
-            session, [subject.key, *(f"finding:{f.id}" for f in findings)], written_notes(notes)
+            session,
+            [
+                subject.key,
+                *(f"finding:{f.id}" for f in findings),
+                *(f"statement_line:{i}" for i in _line_ids(session, subject)),
+            ],
+            written_notes(notes),
         ),
     )
+
+
+def _line_ids(session: Session, subject: SubjectRef) -> list[int]:
+    """The statement lines matched or suggested to the subject (their audit rows are part of
+    its story: who matched, confirmed or unmatched them)."""
+    column = (
+        col(StatementLine.collection_id)
+        if subject.kind == "collection"
+        else col(StatementLine.transfer_id)
+    )
+    rows = session.execute(
+        _newest(select(StatementLine.id).where(column == subject.id), col(StatementLine.id))  # type: ignore[call-overload]
+    )
+    return [row[0] for row in rows]

@@ -40,6 +40,13 @@ DONE_BANNERS = {
     "bulk_assigned": "Every matching unresolved finding was assigned.",
     "retried": "The delivery is due now.",
     "replayed": "The endpoint's deliveries are queued again.",
+    "confirmed": "Suggestion confirmed: the line is matched.",
+    "matched": "Line matched.",
+    "ignored": "Line ignored with its reason.",
+    "unmatched": "The line is unmatched again.",
+    "imported": "Statement imported: its counts are in the imports table.",
+    "period_closed": "Period closed (not locked): the tie-out is below.",
+    "period_locked": "Period closed and locked: a later change to it raises closed_period_changed.",
 }
 ERROR_BANNERS = {
     "missing_findings": "A finding in the form does not exist: nothing was changed.",
@@ -65,6 +72,39 @@ ERROR_BANNERS = {
     "not_retryable": (
         "That delivery cannot be retried: it was delivered already, or its endpoint was removed."
     ),
+    "bad_line_id": "That statement line id is not valid.",
+    "line_missing": "No statement line has that id: nothing was changed.",
+    "line_not_open": (
+        "That line is already matched or ignored: unmatch it first. Nothing was changed."
+    ),
+    "not_suggested": "That line has no suggestion to confirm any more: nothing was changed.",
+    "unknown_reference": "No transfer or collection has that reference: nothing was changed.",
+    "bad_reference": (
+        "Match needs a transfer or collection reference (up to 200 characters) or another "
+        "line's id: nothing was changed."
+    ),
+    "amount_too_far": (
+        "The line's amount is further from that transfer's or collection's than its fee: "
+        "nothing was changed."
+    ),
+    "match_refused": (
+        "That match makes no sense (the direction does not fit, or that movement is already on "
+        "the statement): nothing was changed."
+    ),
+    "bad_ignore_type": "Ignore the line as funding, charge, settlement or other.",
+    "no_file": "Choose a statement file to import.",
+    "file_too_large": "That file is larger than PAYRECON_STATEMENT_MAX_BYTES: nothing was stored.",
+    "bad_statement_file": (
+        "That file cannot be read as a statement in the format and mapping chosen: nothing was "
+        "stored."
+    ),
+    "bad_import_options": "Choose a known account name, kind, format and built-in mapping.",
+    "account_kind": "That account exists with the other kind (wallet or bank): nothing was stored.",
+    "bad_period": (
+        "A period is an account and two days from 1900-01-01 to 9000-12-31, since on or before "
+        "until."
+    ),
+    "unknown_account": "No statement account has that name.",
 }
 # Each page with the role it needs: an operator sees only the pages it may open.
 NAVIGATION = (
@@ -74,6 +114,8 @@ NAVIGATION = (
     ("/console/findings", "Findings", Role.VIEWER),
     ("/console/reports", "Reports", Role.VIEWER),
     ("/console/endpoints", "Endpoints", Role.VIEWER),
+    ("/console/statements", "Statements", Role.VIEWER),
+    ("/console/periods", "Periods", Role.VIEWER),
     ("/console/audit", "Audit log", Role.ADMIN),
 )
 

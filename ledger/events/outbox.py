@@ -167,7 +167,7 @@ def next_sequences(session: Session, wanted: Sequence[tuple[Subject, int]]) -> l
     for key in wanted:
         counts[key] = counts.get(key, 0) + 1
     last: dict[tuple[Subject, int], int] = {}
-    for subject, model in BOOK_MODELS.items():
+    for subject, model in SUBJECT_MODELS.items():
         table = model.__table__  # type: ignore[union-attr]
         mine = {key[1]: n for key, n in counts.items() if key[0] == subject}
         if not mine:

@@ -83,6 +83,15 @@ EXPECTED: dict[tuple[str, str], str | tuple[str, Role]] = {
     ("POST", "/console/endpoints/{id}/replay"): (PAGE, A),
     ("POST", "/console/deliveries/{id}/retry"): (PAGE, A),
     ("GET", "/console/audit"): (PAGE, A),
+    ("GET", "/console/statements"): (PAGE, V),
+    ("GET", "/console/periods"): (PAGE, V),
+    ("GET", "/console/periods/download"): (PAGE, V),
+    ("POST", "/console/statements/import"): (PAGE, F),
+    ("POST", "/console/statements/lines/{id}/confirm"): (PAGE, F),
+    ("POST", "/console/statements/lines/{id}/match"): (PAGE, F),
+    ("POST", "/console/statements/lines/{id}/ignore"): (PAGE, F),
+    ("POST", "/console/statements/lines/{id}/unmatch"): (PAGE, F),
+    ("POST", "/console/periods/close"): (PAGE, F),
 }
 SAMPLE = {
     "reference": "REF-1",
