@@ -110,7 +110,8 @@ def options(url: str) -> dict[str, str]:
 def port_of(url: str) -> int:
     """The URL's port, or its scheme's default."""
     parts = urlsplit(url)
-    return parts.port or DEFAULT_PORTS.get(parts.scheme.lower(), 443 if parts.scheme == "https" else 80)
+    scheme = parts.scheme.lower()
+    return parts.port or DEFAULT_PORTS.get(scheme, 443 if scheme == "https" else 80)
 
 
 def check(url: str) -> Destination:

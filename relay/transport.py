@@ -60,7 +60,7 @@ class Transport(Protocol):
 class Clock:
     """When an attempt started, and the Outcome of what it got (duration measured)."""
 
-    __slots__ = ("attempted_at", "_started")
+    __slots__ = ("_started", "attempted_at")
 
     def __init__(self) -> None:
         self.attempted_at = dt.datetime.now(dt.UTC)

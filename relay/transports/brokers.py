@@ -66,9 +66,7 @@ class Connections(Generic[C]):
         self._locks: dict[tuple[int, str, str | None], asyncio.Lock] = {}
         self._close = close
 
-    async def get(
-        self, key: tuple[int, str, str | None], opener: Callable[[], Awaitable[C]]
-    ) -> C:
+    async def get(self, key: tuple[int, str, str | None], opener: Callable[[], Awaitable[C]]) -> C:
         """The key's connection, opened by `opener` when there is none."""
         found = self._open.get(key)
         if found is not None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import nats
 from nats.aio.client import Client
 from nats.errors import NoRespondersError
-from nats.js.errors import APIError
+from nats.js.errors import APIError, NoStreamResponseError
 
 from relay import destinations
 from relay.addresses import Network
@@ -94,7 +94,7 @@ class JetStreamTransport:
                     stream=stream,
                     headers={"Nats-Msg-Id": job.event_id, **headers},
                 )
-            except NoRespondersError:
+            except (NoRespondersError, NoStreamResponseError):
                 raise StreamMissingError(
                     f"no JetStream stream takes subject {subject}: create one "
                     f"(nats stream add --subjects '{subject}' …) and the event is delivered "

@@ -123,7 +123,9 @@ class Destination:
             auth = auth or "guest:guest@"
             base = f"amqp://{auth}127.0.0.1:{port}/?exchange={self.exchange}"
         elif self.kind == "nats":
-            base = f"nats://{auth}127.0.0.1:{port}?subject=t{self.tag}.{{type}}&stream={self.stream}"
+            base = (
+                f"nats://{auth}127.0.0.1:{port}?subject=t{self.tag}.{{type}}&stream={self.stream}"
+            )
         else:
             base = f"redis://{auth}127.0.0.1:{port}/0?stream={self.key}"
         return f"{base}&{query}" if query else base
@@ -167,7 +169,8 @@ class Destination:
                     with contextlib.suppress(Exception):
                         raw = await js.get_msg(self.stream, seq)
                         headers = dict(raw.headers or {})
-                        found.append(Message(raw.data or b"", headers, headers.get("Nats-Msg-Id", "")))
+                        broker_id = headers.get("Nats-Msg-Id", "")
+                        found.append(Message(raw.data or b"", headers, broker_id))
         else:
             async with _redis() as client:
                 for _entry, fields in await client.xrange(self.key):

@@ -16,7 +16,7 @@ from ledger.types import utcnow
 from relay.replay import queue_again
 from tests.support import brokers
 from tests.support import relay as support
-from tests.support.brokers import Destination, Message
+from tests.support.brokers import Message
 
 pytestmark = pytest.mark.parametrize("kind", brokers.KINDS)
 
@@ -77,7 +77,9 @@ def test_fifty_subjects_stay_in_order_while_the_broker_refuses_now_and_then(
         flapper.start()
         try:
             support.run_until(
-                engine, lambda: _delivered(engine) == len(events), limit=120,
+                engine,
+                lambda: _delivered(engine) == len(events),
+                limit=120,
                 schedule=LONG_SCHEDULE,
             )
         finally:
@@ -154,7 +156,7 @@ def test_credentials_are_sealed_and_never_stored_in_the_url(engine: Engine, kind
             credentials = target.redis_user(password)
         elif kind == "rabbitmq":
             credentials = "guest:guest"
-            password = "guest"  # noqa: S105 - RabbitMQ's loopback-only default
+            password = "guest"
         else:
             credentials = f"relay:{password}"  # a server without auth takes any
         endpoint_id, _ = support.add_endpoint(engine, target.url(credentials))

@@ -46,8 +46,17 @@ BAD = [
     ("nats://nats.internal#frag", "fragment"),
     ("http://user:pw@hooks.example/", "credentials"),
 ]
-LOOPBACK_HOSTS = ["127.0.0.1", "2130706433", "0x7f000001", "127.1", "localhost", "[::1]",
-                  "[::ffff:127.0.0.1]", "169.254.169.254", "0"]
+LOOPBACK_HOSTS = [
+    "127.0.0.1",
+    "2130706433",
+    "0x7f000001",
+    "127.1",
+    "localhost",
+    "[::1]",
+    "[::ffff:127.0.0.1]",
+    "169.254.169.254",
+    "0",
+]
 
 
 @pytest.mark.parametrize(("url", "kind"), GOOD)
