@@ -66,7 +66,7 @@ class JetStreamTransport:
             error_cb=_quiet,
             disconnected_cb=_quiet,
             closed_cb=_quiet,
-            **credentials,  # type: ignore[arg-type]
+            **credentials,
         )
 
     async def send(self, job: Job) -> Outcome:

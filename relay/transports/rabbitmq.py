@@ -56,7 +56,7 @@ class RabbitTransport:
         connection = await aio_pika.connect(
             # TLS checks the certificate against the URL's name; plain AMQP goes to the very
             # address that was checked.
-            host=parts.hostname if tls else address,
+            host=(parts.hostname or address) if tls else address,
             port=destinations.port_of(url),
             login=user or "guest",
             password=password or "guest",

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from redis.asyncio import Redis
 from redis.backoff import NoBackoff
-from redis.retry import Retry
+from redis.asyncio.retry import Retry
 
 from relay import destinations
 from relay.addresses import Network

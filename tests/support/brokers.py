@@ -11,7 +11,7 @@ import contextlib
 import socket
 import threading
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -301,7 +301,7 @@ class Proxy:
         self._writers: set[asyncio.StreamWriter] = set()
         self.up()
 
-    def _call(self, factory: Callable[[], Awaitable[T]]) -> T:
+    def _call(self, factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
         return asyncio.run_coroutine_threadsafe(factory(), self._loop).result(timeout=10)
 
     def up(self) -> None:

@@ -70,9 +70,10 @@ def test_a_missing_jetstream_stream_fails_attempts_clearly_until_it_exists(
     try:
         _, secret = support.add_endpoint(engine, target.url())
         events = support.emit_events(engine, support.add_transfers(engine, 3))
-        failures = lambda: support.count(  # noqa: E731
-            engine, RelayAttempt, RelayAttempt.outcome == "retry"
-        )
+
+        def failures() -> int:
+            return support.count(engine, RelayAttempt, RelayAttempt.outcome == "retry")
+
         support.run_until(engine, lambda: failures() >= 3, schedule=(0.05,) * 100)
         errors = {a.error for a in support.attempts(engine)}
         assert any(e and "no JetStream stream takes subject" in e for e in errors), errors
