@@ -206,6 +206,29 @@ class Destination:
                 rights = "-xadd" if refusing else "+xadd"
                 await client.execute_command("ACL", "SETUSER", self.user, rights)
 
+    def publish(self, body: str, headers: dict[str, str]) -> None:
+        """Publish a message straight to the destination, as a stranger could."""
+
+        async def send() -> None:
+            if self.kind == "rabbitmq":
+                import aio_pika
+
+                async with _rabbit() as channel:
+                    exchange = await channel.get_exchange(self.exchange)
+                    message = aio_pika.Message(body.encode(), headers=dict(headers))
+                    await exchange.publish(message, "transfer.confirmed")
+            elif self.kind == "nats":
+                async with _nats() as (_client, js):
+                    await js.publish(
+                        f"t{self.tag}.transfer.confirmed", body.encode(), headers=headers
+                    )
+            else:
+                async with _redis() as client:
+                    fields = {"id": headers["webhook-id"], "body": body, **headers}
+                    await client.xadd(self.key, fields)  # type: ignore[arg-type]
+
+        run(send())
+
     @property
     def user(self) -> str:
         return f"payrecon-test-{self.tag}"
