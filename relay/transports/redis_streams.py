@@ -14,8 +14,8 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from redis.asyncio import Redis
-from redis.backoff import NoBackoff
 from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from relay import destinations
 from relay.addresses import Network
