@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import nats
 from nats.aio.client import Client
-from nats.errors import NoRespondersError
+from nats.errors import NoRespondersError, NoServersError
 from nats.js.errors import APIError, NoStreamResponseError
 
 from relay import destinations
@@ -57,17 +57,30 @@ class JetStreamTransport:
             credentials = {"user": user, "password": password}
         elif user is not None:
             credentials = {"token": user}
-        return await nats.connect(
-            servers=[f"nats://{host}:{destinations.port_of(url)}"],
-            name="payrecon relay",
-            connect_timeout=self.timeout,
-            allow_reconnect=False,
-            max_reconnect_attempts=0,
-            error_cb=_quiet,
-            disconnected_cb=_quiet,
-            closed_cb=_quiet,
-            **credentials,
-        )
+        errors: list[Exception] = []
+
+        async def keep(error: Exception) -> None:
+            errors.append(error)
+
+        server = f"{host}:{destinations.port_of(url)}"
+        try:
+            return await nats.connect(
+                servers=[f"nats://{server}"],
+                name="payrecon relay",
+                connect_timeout=self.timeout,
+                allow_reconnect=False,
+                # nats-py's first connect loops over its pool without end at 0 attempts: one
+                # quick second try, then NoServersError (the attempt fails, the schedule retries).
+                max_reconnect_attempts=1,
+                reconnect_time_wait=0.1,
+                error_cb=keep,
+                disconnected_cb=_quiet,
+                closed_cb=_quiet,
+                **credentials,
+            )
+        except NoServersError:
+            last = f": {type(errors[-1]).__name__}: {errors[-1]}" if errors else ""
+            raise ConnectionError(f"cannot connect to NATS at {server}{last}") from None
 
     async def send(self, job: Job) -> Outcome:
         """Publish the job's event and await the stream's ack; what came of it (never raises)."""
