@@ -7,6 +7,7 @@ import asyncio
 import random
 from collections import defaultdict
 
+import pytest
 from sqlalchemy import Engine
 
 from ledger.models import RelayAttempt, RelayDelivery
@@ -85,3 +86,28 @@ def test_a_missing_jetstream_stream_fails_attempts_clearly_until_it_exists(
         target.drop()
     assert {m.broker_id for m in messages} == set(events)
     assert all(m.verified([secret]) for m in messages)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "amqp://guest:guest@localhost:5672/?exchange=x",
+        "nats://localhost:4222?subject=x.{type}",
+        "redis://localhost:6379/0?stream=x",
+    ],
+)
+def test_a_broker_host_resolving_to_loopback_is_refused_at_connect_time(
+    engine: Engine, url: str
+) -> None:
+    """An endpoint registered while loopback was allowed, sent by a worker that does not
+    allow it: every attempt fails naming the refusal, and nothing is published."""
+    support.add_endpoint(engine, url)  # registered with 127.0.0.0/8 allowed
+    events = support.emit_events(engine, support.add_transfers(engine, 2))
+
+    def failures() -> int:
+        return support.count(engine, RelayAttempt, RelayAttempt.outcome == "retry")
+
+    support.run_until(engine, lambda: failures() >= len(events), allow=())
+    errors = {a.error for a in support.attempts(engine)}
+    assert errors and all(e and "refused: localhost resolves to" in e for e in errors), errors
+    assert _delivered(engine) == 0
