@@ -20,14 +20,10 @@ from nats.js.errors import APIError, NoStreamResponseError
 from relay import destinations
 from relay.addresses import Network
 from relay.claims import Job
-from relay.errors import RelayError
+from relay.errors import StreamMissingError
 from relay.keys import SecretBox
 from relay.transport import Outcome
 from relay.transports.brokers import Connections, attempt, checked_host, endpoint_key, event_type
-
-
-class StreamMissingError(RelayError):
-    """No JetStream stream takes the subject (or not the one the URL names)."""
 
 
 async def _close(client: Client) -> None:
