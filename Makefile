@@ -12,7 +12,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 LOCK_VENV := .venv-constraints
 PYTEST_ARGS ?=
 
-.PHONY: demo test bench lint venv runtime clean system-deps constraints
+.PHONY: demo test bench lint venv runtime clean system-deps constraints services
 
 $(RUNTIME_STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,18 +53,24 @@ system-deps:
 		fi; \
 	fi
 
+# The message brokers the relay's broker tests and benchmark publish to (RabbitMQ, NATS with
+# JetStream, Redis), started when not answering; harmless when up or when not root.
+services:
+	@bash .ci/brokers
+
 demo: $(RUNTIME_STAMP)
 	$(BIN)/payrecon demo
 
-test: $(DEV_STAMP) system-deps
+test: $(DEV_STAMP) system-deps services
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-bench: $(DEV_STAMP) system-deps
+bench: $(DEV_STAMP) system-deps services
 	$(BIN)/python bench/bench_receiver.py
 	$(BIN)/python bench/bench_reconcile.py
 	$(BIN)/python bench/bench_reports.py --results bench/results/reports-latest.md
 	$(BIN)/python bench/bench_startup.py --results bench/results/startup.md
 	$(BIN)/python bench/bench_relay.py
+	$(BIN)/python bench/bench_brokers.py
 	$(BIN)/python bench/bench_statements.py --results bench/results/statements-latest.md
 	$(BIN)/python bench/bench_collections.py --results bench/results/collections.md
 	$(BIN)/python bench/bench_console.py --results bench/results/console-latest.md

@@ -177,11 +177,13 @@ async def patch_endpoint(request: Request) -> Response:
     endpoint_id = _row_id(request, "endpoint")
     changes = parse_endpoint_body(await json_body(request), create=False)
     actor = actor_of(request)
+    # A new URL may carry a broker's credentials, sealed with the relay's keys.
+    box = actions.secret_box(settings_of(request)) if changes.url is not None else None
 
     def change() -> dict[str, Any]:
         with write_session(engine_of(request)) as session:
             endpoint = actions.update_endpoint(
-                session, actor, endpoint_id, changes, allow=_allow(request), now=utcnow()
+                session, actor, endpoint_id, changes, box=box, allow=_allow(request), now=utcnow()
             )
             return endpoint_record(endpoint, pending=_pending(session, endpoint_id))
 

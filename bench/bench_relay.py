@@ -121,6 +121,8 @@ def bench_relay(kind: str, base: str, workdir: Path) -> tuple[float, list[float]
         PAYRECON_DATABASE_URL=url,
         PAYRECON_RELAY_KEYS=support.RELAY_KEYS,
         PAYRECON_RELAY_CONCURRENCY=str(CONCURRENCY),
+        # The consumer listens on loopback, which the worker reaches only when allowed.
+        PAYRECON_RELAY_ALLOW_NETWORKS="127.0.0.0/8",
     )
     worker = subprocess.Popen(
         ["taskset", "-c", "0", sys.executable, "-m", "payrecon", "relay", "run"],

@@ -342,6 +342,9 @@ class RelayEndpoint(SQLModel, table=True):
     # previous_secret_until.
     previous_secret_sealed: str | None = Field(default=None, sa_column=Column(Text))
     previous_secret_until: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
+    # A broker URL's `user:password`, sealed like the secret; `url` is stored without it
+    # (relay.destinations), so no list, log or audit row can show it.
+    credentials_sealed: str | None = Field(default=None, sa_column=Column(Text))
     # Since when every attempt has failed (None after a success): drives the auto-disable.
     failing_since: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))
     last_success_at: dt.datetime | None = Field(default=None, sa_column=Column(UTCDateTime()))

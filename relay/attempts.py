@@ -25,35 +25,17 @@ from ledger.events.types import AttemptOutcome, DeliveryStatus
 from ledger.models import RelayAttempt
 from relay.claims import Job
 from relay.schedule import next_delay
+from relay.transport import RETRY_AFTER_STATUSES, Outcome
 
 ATTEMPTS = RelayAttempt.__table__  # type: ignore[attr-defined]
-# Statuses whose Retry-After is honoured (docs/rules.md: Relay).
-RETRY_AFTER_STATUSES = frozenset({429, 503})
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """What one attempt got: a status code, or the error text of a failure to get one."""
-
-    attempted_at: dt.datetime
-    duration_ms: int
-    status_code: int | None = None
-    error: str | None = None
-    head: str | None = None  # the first KiB of the answer's body
-    retry_after: float | None = None  # seconds, from a 429/503's Retry-After
-
-    @property
-    def ok(self) -> bool:
-        """A 2xx: the event is delivered."""
-        return self.error is None and self.status_code is not None and 200 <= self.status_code < 300
 
 
 @dataclass(frozen=True, slots=True)
 class Result:
-    """A job and its answer."""
+    """A job and what its attempt got."""
 
     job: Job
-    answer: Answer
+    answer: Outcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +50,7 @@ class Notice:
 
 
 def verdict(
-    attempts: int, answer: Answer, schedule: tuple[float, ...]
+    attempts: int, answer: Outcome, schedule: tuple[float, ...]
 ) -> tuple[AttemptOutcome, float | None]:
     """What attempt number `attempts` (from 1) leads to, and the delay before the next one.
 
@@ -84,10 +66,12 @@ def verdict(
     return AttemptOutcome.RETRY, delay
 
 
-def describe(answer: Answer) -> str:
-    """One short phrase of what an attempt got: `HTTP 503` or the error."""
+def describe(answer: Outcome) -> str:
+    """One short phrase of what an attempt got: `HTTP 503`, `confirmed` or the error."""
     if answer.error is not None:
         return answer.error
+    if answer.status_code is None:
+        return "confirmed" if answer.confirmed else "no confirmation"
     return f"HTTP {answer.status_code}"
 
 
@@ -141,7 +125,7 @@ def record(
 
 
 def _move(
-    answer: Answer, outcome: AttemptOutcome, delay: float | None, *, now: dt.datetime
+    answer: Outcome, outcome: AttemptOutcome, delay: float | None, *, now: dt.datetime
 ) -> tuple[tuple[str, Any], ...]:
     status = {
         AttemptOutcome.DELIVERED: DeliveryStatus.DELIVERED,

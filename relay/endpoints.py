@@ -19,7 +19,9 @@ from sqlmodel import Session
 from ledger.events.types import DEFAULT_TYPES, RelayEventType, parse_types
 from ledger.models import RelayEndpoint
 from ledger.types import takes_text
+from relay import destinations
 from relay.addresses import Network, host_refusal
+from relay.destinations import Destination, Kind
 from relay.errors import (
     EndpointAddressError,
     EndpointInputError,
@@ -36,13 +38,22 @@ ROTATION_OVERLAP = dt.timedelta(hours=24)
 
 
 def check_url(url: str, *, allow: Sequence[Network]) -> str:
-    """The URL as given when it is an acceptable endpoint; EndpointInputError says why not.
+    """The URL as stored when it is an acceptable endpoint (a broker URL without its
+    credentials); EndpointInputError says why not (check_destination)."""
+    return check_destination(url, allow=allow).url
+
+
+def check_destination(url: str, *, allow: Sequence[Network]) -> Destination:
+    """The URL's destination (kind, URL without credentials, credentials, options) when it is
+    an acceptable endpoint; EndpointInputError says why not.
 
     http:// is allowed (merchants' internal systems often listen on a private network and
-    only operators set the URL); credentials in the URL are not, since lists show URLs. A host
-    that is one of the host's own addresses in any spelling (relay.addresses) is refused with
-    EndpointAddressError unless it lies in `allow` (PAYRECON_RELAY_ALLOW_NETWORKS); DNS names
-    are judged again when they are resolved, at every connection.
+    only operators set the URL); credentials in an HTTP URL are not (it authenticates payrecon
+    by the signature), in a broker URL they are split off to be sealed. Each kind's options
+    are checked by relay.destinations. A host that is one of the host's own addresses in any
+    spelling (relay.addresses) is refused with EndpointAddressError unless it lies in `allow`
+    (PAYRECON_RELAY_ALLOW_NETWORKS); DNS names are judged again when they are resolved, at
+    every connection, brokers' too.
     """
     url = url.strip()
     if not url:
@@ -55,21 +66,38 @@ def check_url(url: str, *, allow: Sequence[Network]) -> str:
         parts = urlsplit(url)
         port = parts.port  # ValueError when out of range or not a number
     except ValueError as exc:
-        raise EndpointInputError(f"not a URL: {exc}") from None
-    if parts.scheme not in {"http", "https"}:
-        raise EndpointInputError("the URL must start with http:// or https://")
+        raise EndpointInputError(f"not a URL: {_without_userinfo(str(exc), url)}") from None
+    try:
+        destination = destinations.check(url)
+    except ValueError as exc:
+        raise EndpointInputError(str(exc)) from None
     if not parts.hostname:
         raise EndpointInputError("the URL has no host")
-    if parts.username is not None or parts.password is not None:
-        raise EndpointInputError(
-            "the URL holds credentials; endpoints authenticate payrecon by its signature"
-        )
     if parts.fragment:
         raise EndpointInputError("the URL has a #fragment, which is never sent")
     if port == 0:
         raise EndpointInputError("the URL's port must be 1-65535")
     _check_host(parts.hostname, allow)
-    return url
+    return destination
+
+
+def _without_userinfo(message: str, url: str) -> str:
+    # A parse error may quote the netloc: never echo a password back.
+    userinfo = url.partition("//")[2].partition("/")[0].rpartition("@")[0]
+    return message.replace(userinfo, "***") if userinfo else message
+
+
+def kind(endpoint: RelayEndpoint) -> Kind:
+    """The endpoint's kind of destination, from its URL's scheme."""
+    return destinations.kind_of(endpoint.url)
+
+
+def connect_url(endpoint: RelayEndpoint, box: SecretBox) -> str:
+    """The URL a transport connects to: the stored one with its sealed credentials opened
+    (SecretKeyError when no configured key opens them). Never shown, never logged."""
+    if endpoint.credentials_sealed is None:
+        return endpoint.url
+    return destinations.join_credentials(endpoint.url, box.open(endpoint.credentials_sealed))
 
 
 def _check_host(host: str, allow: Sequence[Network]) -> None:
@@ -84,6 +112,14 @@ def _check_host(host: str, allow: Sequence[Network]) -> None:
     except ValueError:
         if not all(label and len(label) <= 63 for label in host.rstrip(".").split(".")):
             raise EndpointInputError(f"{host!r} is not a valid host name") from None
+
+
+def _sealed(box: SecretBox | None, credentials: str | None) -> str | None:
+    if credentials is None:
+        return None
+    if box is None:
+        raise SecretKeyError("PAYRECON_RELAY_KEYS is needed to seal the URL's credentials")
+    return box.seal(credentials)
 
 
 def check_types(value: str | None) -> frozenset[RelayEventType]:
@@ -135,8 +171,10 @@ def add(
     """Create an enabled endpoint; it and its new `whsec_` secret (shown to the operator once).
     `allow` is PAYRECON_RELAY_ALLOW_NETWORKS (check_url)."""
     secret = new_secret()
+    destination = check_destination(url, allow=allow)
     endpoint = RelayEndpoint(
-        url=check_url(url, allow=allow),
+        url=destination.url,
+        credentials_sealed=_sealed(box, destination.credentials),
         description=check_description(description),
         event_types=types_column(check_types(types)),
         enabled=True,
@@ -217,6 +255,7 @@ def update(
     session: Session,
     endpoint_id: int,
     *,
+    box: SecretBox | None = None,
     now: dt.datetime,
     url: str | None = None,
     types: str | None = None,
@@ -224,10 +263,13 @@ def update(
     allow: Sequence[Network],
 ) -> RelayEndpoint:
     """Change an endpoint's URL, types or description (None leaves one as it is); `allow` is
-    PAYRECON_RELAY_ALLOW_NETWORKS (check_url)."""
+    PAYRECON_RELAY_ALLOW_NETWORKS (check_destination). A new URL replaces the credentials:
+    `box` seals those of a broker URL (SecretKeyError without one)."""
     endpoint = get(session, endpoint_id, for_update=True)
     if url is not None:
-        endpoint.url = check_url(url, allow=allow)
+        destination = check_destination(url, allow=allow)
+        endpoint.url = destination.url
+        endpoint.credentials_sealed = _sealed(box, destination.credentials)
     if types is not None:
         endpoint.event_types = types_column(check_types(types))
     if description is not None:
@@ -291,5 +333,7 @@ def reseal_all(session: Session, box: SecretBox, *, now: dt.datetime) -> int:
         endpoint.secret_sealed = box.reseal(endpoint.secret_sealed)
         if endpoint.previous_secret_sealed is not None:
             endpoint.previous_secret_sealed = box.reseal(endpoint.previous_secret_sealed)
+        if endpoint.credentials_sealed is not None:
+            endpoint.credentials_sealed = box.reseal(endpoint.credentials_sealed)
         endpoint.updated_at = now
     return len(rows)

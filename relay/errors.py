@@ -7,6 +7,7 @@ RelayError
 ├── EndpointInputError        an endpoint's URL, types or description is not acceptable
 │   └── EndpointAddressError  its host is one of the host's own addresses (loopback, …)
 ├── DestinationRefusedError   at send time, the endpoint's host resolved to such an address
+├── StreamMissingError        at send time, no JetStream stream takes the endpoint's subject
 ├── RotationError             the configured keys cannot open the secret a rotation replaces
 ├── EndpointNotFoundError     no endpoint, event or delivery with that id
 └── DeliveryStateError        a delivery that cannot be retried (delivered, endpoint removed)
@@ -44,6 +45,11 @@ class EndpointAddressError(EndpointInputError):
 class DestinationRefusedError(RelayError):
     """At send time the endpoint's host resolved to an address the relay does not connect to
     (or did not resolve at all); the attempt fails with this message and nothing is sent."""
+
+
+class StreamMissingError(RelayError):
+    """No JetStream stream takes the endpoint's subject (or not the stream its URL names): the
+    attempt fails with this message and is retried on the schedule."""
 
 
 class RotationError(RelayError):

@@ -9,6 +9,10 @@ from importlib.metadata import version
 
 from standardwebhooks.webhooks import Webhook
 
+from relay.claims import Job
+from relay.endpoints import signing_secrets
+from relay.keys import SecretBox
+
 
 @cache
 def user_agent() -> str:
@@ -32,3 +36,10 @@ def headers(secrets: Sequence[str], event_id: str, timestamp: int, body: str) ->
         "content-type": "application/json",
         "user-agent": user_agent(),
     }
+
+
+def job_headers(job: Job, box: SecretBox, attempted_at: dt.datetime) -> dict[str, str]:
+    """The headers of an attempt at `job` now, signed with its endpoint's secrets; a RelayError
+    (relay.errors) when they cannot be opened: nothing is ever sent unsigned."""
+    secrets = signing_secrets(job.endpoint, box, now=attempted_at)
+    return headers(secrets, job.event_id, int(attempted_at.timestamp()), job.body)

@@ -20,19 +20,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 import structlog
 from sqlalchemy import Engine
 
 from ledger.db import read_session, write_session
 from ledger.events.types import AttemptOutcome
 from ledger.lease import hold_lease, new_owner, release_lease
-from relay import claims, sender, wakeup
+from relay import claims, wakeup
 from relay.addresses import Network
 from relay.attempts import Notice, Result, describe, record
 from relay.claims import RELAY_LEASE, Job
 from relay.keys import SecretBox
 from relay.metrics import WorkerMetrics
+from relay.transport import Transport
+from relay.transports.router import Router
 from telemetry import tracing
 
 logger = structlog.get_logger(__name__)
@@ -109,6 +110,9 @@ class Worker:
     owner: str = field(default_factory=new_owner)
     summary: Summary = field(default_factory=Summary)
     metrics: WorkerMetrics | None = None  # `relay run --metrics-port` only
+    # Where jobs go: by default a Router to each endpoint's kind (relay.transports); tests of
+    # the worker itself may give an in-memory one. Closed when the worker returns.
+    transport: Transport | None = None
 
     def __post_init__(self) -> None:
         self._sqlite = self.engine.dialect.name == "sqlite"
@@ -157,10 +161,14 @@ class Worker:
         config = self.config
         inflight: set[asyncio.Task[Result]] = set()
         waiting: collections.deque[Job] = collections.deque()
-        async with sender.make_client(
-            timeout=config.timeout, concurrency=config.concurrency, allow=config.allow
-        ) as client:
-            tracing.propagate_from(client)  # the attempt's traceparent on each delivery
+        transport = self.transport
+        if transport is None:
+            router = Router(
+                self.box, timeout=config.timeout, concurrency=config.concurrency, allow=config.allow
+            )
+            tracing.propagate_from(router.http.client)  # the attempt's traceparent, over HTTP
+            transport = router
+        async with contextlib.aclosing(transport):
             while True:
                 stopping = stop is not None and stop.is_set()
                 claimed = 0
@@ -175,7 +183,7 @@ class Worker:
                     unsent = [job.delivery_id for job in waiting]
                     await asyncio.to_thread(self._release_claims, unsent)
                     waiting.clear()
-                self._start(client, waiting, inflight)
+                self._start(transport, waiting, inflight)
                 if not inflight:
                     if self._recording():
                         await self._flush()
@@ -203,7 +211,7 @@ class Worker:
 
     def _start(
         self,
-        client: httpx.AsyncClient,
+        transport: Transport,
         waiting: collections.deque[Job],
         inflight: set[asyncio.Task[Result]],
     ) -> None:
@@ -214,7 +222,7 @@ class Worker:
                 # Its record would be refused, and another worker may claim it meanwhile.
                 logger.debug("relay_claim_too_old", delivery_id=job.delivery_id)
                 continue
-            inflight.add(asyncio.create_task(self._attempt(client, job)))
+            inflight.add(asyncio.create_task(self._attempt(transport, job)))
 
     def _recording(self) -> bool:
         return bool(self._answered) or (self._recorder is not None and not self._recorder.done())
@@ -264,12 +272,12 @@ class Worker:
                 due_by=due_by,
             )
 
-    async def _attempt(self, client: httpx.AsyncClient, job: Job) -> Result:
+    async def _attempt(self, transport: Transport, job: Job) -> Result:
         # A child of the span its event was written in (the webhook's request, the reconcile
         # pass…): one trace from the change to the consumer, who gets this span's traceparent.
         parent = tracing.continued(job.traceparent)
         with tracing.span("relay.attempt", _attempt_attributes(job), kind="CLIENT", context=parent):
-            answer = await sender.send(client, job, self.box, timeout=self.config.timeout)
+            answer = await transport.send(job)
         return Result(job, answer)
 
     async def _record(self, results: list[Result]) -> None:

@@ -70,10 +70,11 @@ def check_endpoint(
     url: str | None, events: str | None, description: str | None, *, allow: tuple[Network, ...]
 ) -> None:
     """Check an endpoint's fields before anything is opened (InvalidError naming the field);
-    the URL's rule is the relay's one check (relay.endpoints.check_url)."""
+    the URL's rule is the relay's one check (relay.endpoints.check_destination, per kind of
+    destination: HTTP or a broker)."""
     with relay_errors():
         if url is not None:
-            ops.check_url(url, allow=allow)
+            ops.check_destination(url, allow=allow)
         ops.check_types(events)
         ops.check_description(description)
 
@@ -118,6 +119,7 @@ def update_endpoint(
     endpoint_id: int,
     changes: EndpointChanges,
     *,
+    box: SecretBox | None = None,
     allow: tuple[Network, ...],
     now: dt.datetime,
 ) -> RelayEndpoint:
@@ -129,6 +131,7 @@ def update_endpoint(
             session,
             endpoint_id,
             now=now,
+            box=box,
             url=changes.url,
             types=changes.events,
             description=changes.description,

@@ -72,7 +72,8 @@ def _endpoint_id(text: str) -> int:
 def add(
     ctx: click.Context, url: str, events: str | None, description: str | None, as_json: bool
 ) -> None:
-    """Add an endpoint; its whsec_ secret is printed this once."""
+    """Add an endpoint (http(s)://, or a broker: amqp(s)://, nats://, redis(s)://); its
+    whsec_ secret is printed this once, and a broker URL's user:password is stored sealed."""
     app = app_context(ctx)
     allow = app.settings().relay_allow_networks
     try:

@@ -114,7 +114,8 @@ def _command_lines() -> list[tuple[str, list[str]]]:
         if words.startswith("set -- payrecon") or words.startswith("payrecon "):
             found.append(("docker-entrypoint.sh", shlex.split(words.removeprefix("set -- "))))
     for name, service in _compose()["services"].items():
-        if "command" in service:
+        # Other images' commands (the brokers profile's NATS and Redis) are theirs.
+        if "command" in service and str(service.get("image", "")).startswith("payrecon"):
             command = service["command"]
             argv = shlex.split(command) if isinstance(command, str) else list(command)
             found.append((f"compose {name}", argv))
@@ -394,6 +395,18 @@ def test_compose_topology() -> None:
         )
     provider_url = services["reconciler"]["environment"]["PAYRECON_PROVIDER_BASE_URL"]
     assert provider_url == "${PAYRECON_PROVIDER_BASE_URL:-http://sandbox:8100}"
+
+
+def test_compose_brokers_profile_has_rabbitmq_and_nats_with_jetstream() -> None:
+    """`--profile brokers` adds RabbitMQ, NATS with JetStream and Redis on the private network,
+    none published on the host, none started without the profile."""
+    services = _compose()["services"]
+    for name in ("rabbitmq", "nats", "redis"):
+        assert services[name]["profiles"] == ["brokers"]
+        assert "ports" not in services[name]
+        assert services[name]["networks"] == ["payrecon"]
+    assert services["rabbitmq"]["image"].startswith("rabbitmq:")
+    assert "-js" in services["nats"]["command"]
 
 
 def test_compose_receivers_trust_exactly_the_proxy() -> None:

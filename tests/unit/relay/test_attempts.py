@@ -7,7 +7,8 @@ import datetime as dt
 import pytest
 
 from ledger.events.types import AttemptOutcome
-from relay.attempts import Answer, describe, verdict
+from relay.attempts import describe, verdict
+from relay.transport import Outcome
 
 NOW = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.UTC)
 SCHEDULE = (1.0, 10.0)
@@ -15,9 +16,9 @@ SCHEDULE = (1.0, 10.0)
 
 def answer(
     status: int | None = None, *, error: str | None = None, retry_after: float | None = None
-) -> Answer:
+) -> Outcome:
     """An answer at NOW."""
-    return Answer(NOW, 5, status_code=status, error=error, retry_after=retry_after)
+    return Outcome(NOW, 5, status_code=status, error=error, retry_after=retry_after)
 
 
 @pytest.mark.parametrize("status", [200, 201, 204, 299])

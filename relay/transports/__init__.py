@@ -1,0 +1,1 @@
+"""The relay's destinations, one module per kind behind relay.transport's one protocol."""

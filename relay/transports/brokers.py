@@ -1,0 +1,137 @@
+"""What the broker transports share: one connection per endpoint, checked addresses, the
+attempt's deadline and the turning of any failure into an Outcome (relay.transport).
+
+Each endpoint gets one connection (and channel), opened at its first attempt and reused by
+every later one; an attempt that fails drops it, so the next attempt connects again (a broker
+restarted, a connection lost). Before connecting, the broker's host is resolved and every
+address judged by the address rules (relay.connect: docs/rules.md, Robustness rules), and the
+connection is made to the checked address itself — brokers are no way into the host either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Awaitable, Callable
+from typing import Generic, TypeVar
+from urllib.parse import urlsplit
+
+import structlog
+
+from relay import destinations, signing
+from relay.addresses import Network
+from relay.claims import Job
+from relay.connect import check_addresses, resolve
+from relay.endpoints import connect_url
+from relay.errors import DestinationRefusedError, RelayError
+from relay.keys import SecretBox
+from relay.transport import MAX_ERROR, Clock, Outcome, error_text, text
+
+logger = structlog.get_logger(__name__)
+
+C = TypeVar("C")
+
+
+async def checked_host(url: str, allow: tuple[Network, ...]) -> str:
+    """The address to connect to for the URL's host: resolved, every address judged
+    (DestinationRefusedError), the first one returned as text."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = destinations.port_of(url)
+    addresses = await resolve(host, port)
+    check_addresses(host, addresses, allow)
+    if not addresses:
+        raise DestinationRefusedError(f"{host} has no address")
+    return str(addresses[0])
+
+
+def event_type(job: Job) -> str:
+    """The job's event type (the body's `type`)."""
+    value = json.loads(job.body).get("type")
+    return str(value) if value else "event"
+
+
+def endpoint_key(job: Job) -> tuple[int, str, str | None]:
+    """What one connection serves: the endpoint as it is now (a new URL, a new connection)."""
+    endpoint = job.endpoint
+    return (int(endpoint.id or 0), endpoint.url, endpoint.credentials_sealed)
+
+
+class Connections(Generic[C]):
+    """One open connection per endpoint key, opened once however many attempts wait for it."""
+
+    def __init__(self, close: Callable[[C], Awaitable[None]]) -> None:
+        self._open: dict[tuple[int, str, str | None], C] = {}
+        self._locks: dict[tuple[int, str, str | None], asyncio.Lock] = {}
+        self._close = close
+
+    async def get(self, key: tuple[int, str, str | None], opener: Callable[[], Awaitable[C]]) -> C:
+        """The key's connection, opened by `opener` when there is none."""
+        found = self._open.get(key)
+        if found is not None:
+            return found
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            found = self._open.get(key)
+            if found is None:
+                found = await opener()
+                for stale in [other for other in self._open if other[0] == key[0]]:
+                    await self.drop(stale)  # the endpoint's URL changed
+                self._open[key] = found
+            return found
+
+    async def drop(self, key: tuple[int, str, str | None], connection: C | None = None) -> None:
+        """Close the key's connection (only if it is still `connection`, when given)."""
+        found = self._open.get(key)
+        if found is None or (connection is not None and found is not connection):
+            return
+        del self._open[key]
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._close(found), timeout=5)
+
+    async def close_all(self) -> None:
+        """Close every connection (the worker stops)."""
+        for key in list(self._open):
+            await self.drop(key)
+
+
+async def attempt(
+    job: Job,
+    box: SecretBox,
+    timeout: float,
+    publish: Callable[[str, dict[str, str]], Awaitable[str | None]],
+    on_failure: Callable[[], Awaitable[None]],
+) -> Outcome:
+    """One attempt at a broker: sign, `publish(url, headers)` within the timeout (its result is
+    what the broker said, kept as the attempt's head), and any failure an Outcome with an
+    error after `on_failure()` (dropping the connection). Never raises."""
+    clock = Clock()
+    try:
+        headers = signing.job_headers(job, box, clock.attempted_at)
+        url = connect_url(job.endpoint, box)
+    except RelayError as exc:
+        return clock.outcome(error=text(f"not signed: {exc}", MAX_ERROR))
+    try:
+        async with asyncio.timeout(timeout):
+            said = await publish(url, headers)
+    except TimeoutError:
+        await on_failure()
+        return clock.outcome(error=f"no confirmation within {timeout:g} s")
+    except DestinationRefusedError as exc:
+        return clock.outcome(error=text(str(exc), MAX_ERROR))
+    except Exception as exc:  # a broker must never crash the worker
+        await on_failure()
+        return clock.outcome(error=_hidden(error_text(exc), url, job))
+    return clock.outcome(confirmed=True, head=text(said, 1024) if said else None)
+
+
+def _hidden(message: str, url: str, job: Job) -> str:
+    # A client library's error may quote the URL it connected to: never its password.
+    _bare, credentials = destinations.split_credentials(url)
+    if credentials:
+        message = message.replace(url, job.endpoint.url).replace(credentials, "***")
+        _user, password = destinations.login(credentials)
+        if password:
+            message = message.replace(password, "***")
+    return message

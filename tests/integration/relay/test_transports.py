@@ -1,0 +1,113 @@
+"""The transport seam (relay.transport): the worker with an in-memory transport, a JetStream
+stream that is missing, and transports closed when the worker stops."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import defaultdict
+
+import pytest
+from sqlalchemy import Engine
+
+from ledger.models import RelayAttempt, RelayDelivery
+from payrecon.wiring import keyed_alert
+from relay.transports.memory import MemoryTransport
+from relay.worker import Worker
+from tests.support import brokers
+from tests.support import relay as support
+
+
+def _delivered(engine: Engine) -> int:
+    return support.count(engine, RelayDelivery, RelayDelivery.status == "delivered")
+
+
+def test_fifty_subjects_stay_in_order_through_a_transport_that_refuses_at_random(
+    engine: Engine,
+) -> None:
+    """An in-memory transport refusing a third of attempts: every event is taken once, and each
+    subject's events are taken in sequence order; the transport is closed at the stop."""
+    chance = random.Random(27)
+    transport = MemoryTransport(
+        support.box(), refuse=lambda job: "refused" if chance.random() < 0.33 else None
+    )
+    support.add_endpoint(engine, "http://10.0.0.7/hook")
+    events = support.emit_events(engine, support.add_transfers(engine, 50), rounds=4)
+
+    async def main() -> None:
+        worker = Worker(
+            engine,
+            support.box(),
+            support.config(schedule=(0.01,) * 100),
+            alert=keyed_alert(engine, None),
+            transport=transport,
+        )
+        stop = asyncio.Event()
+        task = asyncio.create_task(worker.run(stop))
+        while await asyncio.to_thread(_delivered, engine) < len(events):
+            await asyncio.sleep(0.05)
+        stop.set()
+        await task
+
+    asyncio.run(main())
+    assert transport.closed
+    taken = [sent.job for sent in transport.sent if sent.accepted]
+    assert sorted(job.event_id for job in taken) == sorted(events)
+    by_subject: dict[str, list[int]] = defaultdict(list)
+    for job in taken:
+        by_subject[job.subject_key].append(job.sequence)
+    assert len(by_subject) == 50
+    assert all(sequences == [1, 2, 3, 4] for sequences in by_subject.values())
+    assert any(not sent.accepted for sent in transport.sent)
+    assert all(sent.headers["webhook-signature"].startswith("v1,") for sent in transport.sent)
+
+
+def test_a_missing_jetstream_stream_fails_attempts_clearly_until_it_exists(
+    engine: Engine,
+) -> None:
+    """No stream takes the subject: attempts fail saying so (the worker keeps running); once
+    the stream is made, the events are delivered."""
+    target = brokers.Destination("nats")  # not created yet
+    try:
+        _, secret = support.add_endpoint(engine, target.url())
+        events = support.emit_events(engine, support.add_transfers(engine, 3))
+
+        def failures() -> int:
+            return support.count(engine, RelayAttempt, RelayAttempt.outcome == "retry")
+
+        support.run_until(engine, lambda: failures() >= 3, schedule=(0.05,) * 100)
+        errors = {a.error for a in support.attempts(engine)}
+        assert any(e and "no JetStream stream takes subject" in e for e in errors), errors
+        assert _delivered(engine) == 0
+        target.create()
+        support.run_until(engine, lambda: _delivered(engine) == len(events), schedule=(0.05,) * 100)
+        messages = target.messages()
+    finally:
+        target.drop()
+    assert {m.broker_id for m in messages} == set(events)
+    assert all(m.verified([secret]) for m in messages)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "amqp://guest:guest@localhost:5672/?exchange=x",
+        "nats://localhost:4222?subject=x.{type}",
+        "redis://localhost:6379/0?stream=x",
+    ],
+)
+def test_a_broker_host_resolving_to_loopback_is_refused_at_connect_time(
+    engine: Engine, url: str
+) -> None:
+    """An endpoint registered while loopback was allowed, sent by a worker that does not
+    allow it: every attempt fails naming the refusal, and nothing is published."""
+    support.add_endpoint(engine, url)  # registered with 127.0.0.0/8 allowed
+    events = support.emit_events(engine, support.add_transfers(engine, 2))
+
+    def failures() -> int:
+        return support.count(engine, RelayAttempt, RelayAttempt.outcome == "retry")
+
+    support.run_until(engine, lambda: failures() >= len(events), allow=())
+    errors = {a.error for a in support.attempts(engine)}
+    assert errors and all(e and "refused: localhost resolves to" in e for e in errors), errors
+    assert _delivered(engine) == 0
