@@ -45,8 +45,8 @@ from web.address import request_address
 from web.body import body_deadline
 from web.errors import BodyTimeoutError, WebError
 from web.forms import FORM, media_type, read_form_fields
-from web.upload import MULTIPART, first_field
 from web.templates import error_page
+from web.upload import MULTIPART, first_field
 
 __all__ = ["PAGE_POLICY", "Actor", "Operator", "Role", "Surface", "login_redirect"]
 

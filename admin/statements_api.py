@@ -39,8 +39,8 @@ from statements.facts import AccountKind
 from statements.formats import StatementFormat
 from statements.mapping import builtin_mappings
 from statements.matching import DEFAULT_DATE_WINDOW
-from web.forms import media_type
 from web.errors import MalformedBodyError
+from web.forms import media_type
 from web.upload import MULTIPART, read_upload, receive_file
 
 IMPORT_CURSOR = "si"

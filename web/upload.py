@@ -47,7 +47,7 @@ def allowance(timeout: float, received: int) -> float:
     return timeout * (1 + received // BYTES_PER_TIMEOUT)
 
 
-async def _stream(request: Request, limit: int, write: Callable[[bytes], None]) -> int:
+async def _stream(request: Request, limit: int, write: Callable[[bytes], object]) -> int:
     """Pass the request's body to `write` chunk by chunk; its size. BodyTooLargeError as soon
     as more than `limit` bytes have arrived (or a Content-Length says so), BodyTimeoutError
     when it arrives slower than `allowance` lets it, ClientDisconnect when the sender goes."""

@@ -231,7 +231,7 @@ def test_a_sender_that_goes_away_is_a_disconnect(tmp_path: Path) -> None:
         lambda r: receive_file(r, tmp_path / "f", 1000),
         lambda r: read_upload(r, tmp_path / "g", limit=1000),
     ):
-        messages = [
+        messages: list[dict[str, Any]] = [
             {"type": "http.request", "body": b"--xYz", "more_body": True},
             {"type": "http.disconnect"},
         ]
@@ -254,7 +254,9 @@ def test_the_named_part_is_the_file_with_or_without_a_file_name(tmp_path: Path) 
     upload = asyncio.run(read_upload(_request([body]), tmp_path / "f", limit=100))
     assert upload.path == tmp_path / "f" and upload.file_name == ""
     assert (tmp_path / "f").read_bytes() == b"a,b\r\n1,2" and upload.fields == {"other": ["o"]}
-    none = asyncio.run(read_upload(_request([_body([("x", "x.csv", b"1")])]), tmp_path / "g", limit=9))
+    none = asyncio.run(
+        read_upload(_request([_body([("x", "x.csv", b"1")])]), tmp_path / "g", limit=9)
+    )
     assert none.path is None and none.file_name is None and none.fields == {"x": ["1"]}
 
 
