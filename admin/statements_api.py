@@ -39,7 +39,7 @@ from statements.facts import AccountKind
 from statements.formats import StatementFormat
 from statements.mapping import builtin_mappings
 from statements.matching import DEFAULT_DATE_WINDOW
-from web.errors import MalformedBodyError
+from web.errors import MalformedFormError
 from web.forms import media_type
 from web.upload import MULTIPART, read_upload, receive_file
 
@@ -115,7 +115,7 @@ async def post_statement(request: Request) -> Response:
         if multipart:
             upload = await read_upload(request, Path(folder) / "part", limit=limit)
             if upload.path is None:
-                raise MalformedBodyError("the multipart body has no part named 'file'")
+                raise MalformedFormError("the multipart body has no part named 'file'")
             path = upload.path.rename(Path(folder) / _safe_name(upload.file_name))
             received = upload.size
         else:

@@ -21,7 +21,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.types import Message
 
 from web.body import body_deadline, check_declared
-from web.errors import BodyTimeoutError, BodyTooLargeError, MalformedBodyError
+from web.errors import BodyTimeoutError, BodyTooLargeError, MalformedFormError
 
 MULTIPART = "multipart/form-data"
 # Each this many bytes received earns the upload one more body timeout (PAYRECON_BODY_TIMEOUT):
@@ -84,10 +84,10 @@ async def receive_file(request: Request, path: Path, limit: int) -> int:
 
 
 def boundary_of(content_type: str) -> bytes:
-    """The boundary of a multipart Content-Type; MalformedBodyError when there is none."""
+    """The boundary of a multipart Content-Type; MalformedFormError when there is none."""
     found = _BOUNDARY.search(content_type)
     if found is None:
-        raise MalformedBodyError("a multipart form needs a boundary")
+        raise MalformedFormError("a multipart form needs a boundary")
     return (found.group(1) or found.group(2)).encode("latin-1")
 
 
@@ -111,7 +111,7 @@ def _part_names(header_block: bytes) -> tuple[str, str | None]:
     try:
         text = header_block.decode("utf-8")
     except UnicodeDecodeError:
-        raise MalformedBodyError("a multipart part's headers are not UTF-8") from None
+        raise MalformedFormError("a multipart part's headers are not UTF-8") from None
     for line in text.split("\r\n"):
         key, _, value = line.partition(":")
         if key.strip().lower() == "content-disposition":
@@ -119,7 +119,7 @@ def _part_names(header_block: bytes) -> tuple[str, str | None]:
             if "name" not in params:
                 break
             return params["name"], params.get("filename")
-    raise MalformedBodyError("a multipart part has no Content-Disposition name")
+    raise MalformedFormError("a multipart part has no Content-Disposition name")
 
 
 class _Parser:
@@ -164,7 +164,7 @@ class _Parser:
             at = buffer.find(self._delimiter)
             if at < 0:
                 if len(buffer) > MAX_HEADER_BYTES:
-                    raise MalformedBodyError("no multipart boundary where one was expected")
+                    raise MalformedFormError("no multipart boundary where one was expected")
                 return False
             self._buffer = buffer[at + len(self._delimiter) :]
             self._state = "after_delimiter"
@@ -177,7 +177,7 @@ class _Parser:
                 self._buffer = b""
                 return False
             if not buffer.startswith(b"\r\n"):
-                raise MalformedBodyError("a multipart boundary is followed by junk")
+                raise MalformedFormError("a multipart boundary is followed by junk")
             self._buffer = buffer[2:]
             self._state = "headers"
             return True
@@ -185,13 +185,13 @@ class _Parser:
             end = buffer.find(b"\r\n\r\n")
             if end < 0:
                 if len(buffer) > MAX_HEADER_BYTES:
-                    raise MalformedBodyError("a multipart part's headers are too long")
+                    raise MalformedFormError("a multipart part's headers are too long")
                 return False
             if end > MAX_HEADER_BYTES:
-                raise MalformedBodyError("a multipart part's headers are too long")
+                raise MalformedFormError("a multipart part's headers are too long")
             self._parts += 1
             if self._parts > MAX_PARTS:
-                raise MalformedBodyError(f"a form has at most {MAX_PARTS} parts")
+                raise MalformedFormError(f"a form has at most {MAX_PARTS} parts")
             self._current = _part_names(buffer[:end])
             self._buffer = buffer[end + 4 :]
             self._state = "body"
@@ -224,9 +224,9 @@ class _Parser:
             return
         if self._is_file():
             if self._sink is None:
-                raise MalformedBodyError("a file where a form field was expected")
+                raise MalformedFormError("a file where a form field was expected")
             if self.upload.file_name is not None:
-                raise MalformedBodyError("a form takes one file")
+                raise MalformedFormError("a form takes one file")
             self.upload.size += len(data)
             if self.upload.size > self._limit:
                 raise BodyTooLargeError(f"the file is over the {self._limit}-byte limit")
@@ -242,20 +242,20 @@ class _Parser:
         name, file_name = self._current
         if self._is_file():
             if self.upload.file_name is not None:
-                raise MalformedBodyError("a form takes one file")
+                raise MalformedFormError("a form takes one file")
             self.upload.file_name = file_name or ""
         else:
             try:
                 value = self._value.decode("utf-8")
             except UnicodeDecodeError:
-                raise MalformedBodyError("a form field is not UTF-8 text") from None
+                raise MalformedFormError("a form field is not UTF-8 text") from None
             self.upload.fields.setdefault(name, []).append(value)
         self._value = bytearray()
         self._current = None
 
     def close(self) -> Upload:
         if self._state != "done":
-            raise MalformedBodyError("the multipart form ends before its last boundary")
+            raise MalformedFormError("the multipart form ends before its last boundary")
         return self.upload
 
 
@@ -265,7 +265,7 @@ async def read_upload(
     """Read the request's multipart form: its text fields, and the part `file_field` written
     to `path` (`Upload.path` stays None when there is no such part). BodyTooLargeError (413)
     as soon as the file passes `limit` bytes, the fields 64 KiB or the whole body `limit` +
-    MULTIPART_SLACK; MalformedBodyError (400) for a body that is not such a form;
+    MULTIPART_SLACK; MalformedFormError (400) for a body that is not such a form;
     BodyTimeoutError (408) when it arrives slower than `allowance` lets it."""
     boundary = boundary_of(request.headers.get("content-type", ""))
     with path.open("wb") as sink:
@@ -287,7 +287,7 @@ async def _message(receive: Receive) -> Message:
 async def first_field(receive: Receive, content_type: str) -> tuple[bytes, bool, str, str]:
     """Read just enough of a multipart body for its first part: (the bytes read, whether
     they are the whole body, the part's name, its value). A first part that is a file, or
-    longer than a few KiB, is MalformedBodyError: the caller wants a small field there. The
+    longer than a few KiB, is MalformedFormError: the caller wants a small field there. The
     caller bounds the time it waits (a few KiB earn no more than one body timeout)."""
     boundary = boundary_of(content_type)
     # A file part first is refused (no sink); a field is held in memory (a few KiB at most).
@@ -305,8 +305,8 @@ async def first_field(receive: Receive, content_type: str) -> tuple[bytes, bool,
         if parser.upload.fields:
             break
         if ended or len(read) > MAX_HEADER_BYTES:
-            raise MalformedBodyError("the form's first field is missing or too long")
+            raise MalformedFormError("the form's first field is missing or too long")
     name, values = next(iter(parser.upload.fields.items()))
     if len(values[0]) > MAX_HEADER_BYTES:
-        raise MalformedBodyError("the form's first field is too long")
+        raise MalformedFormError("the form's first field is too long")
     return bytes(read), ended, name, values[0]

@@ -150,9 +150,11 @@ def test_a_file_over_the_limit_stops_the_read(tmp_path: Path) -> None:
     ],
 )
 def test_malformed_forms_are_refused(tmp_path: Path, body: bytes, content_type: str) -> None:
-    """Each malformed body is a MalformedBodyError (400), never another exception."""
-    with pytest.raises(MalformedBodyError):
+    """Each malformed body is a MalformedBodyError (400, a plain bad request), never another
+    exception."""
+    with pytest.raises(MalformedBodyError) as refused:
         asyncio.run(read_upload(_request([body], content_type), tmp_path / "f", limit=10_000))
+    assert (refused.value.status_code, refused.value.code) == (400, "bad_request")
 
 
 def test_fields_over_their_limit_are_refused(tmp_path: Path) -> None:
