@@ -45,8 +45,8 @@ from web.address import request_address
 from web.body import body_deadline
 from web.errors import BodyTimeoutError, WebError
 from web.forms import FORM, media_type, read_form_fields
-from web.multipart import MULTIPART, first_field
 from web.templates import error_page
+from web.upload import MULTIPART, first_field
 
 __all__ = ["PAGE_POLICY", "Actor", "Operator", "Role", "Surface", "login_redirect"]
 
@@ -187,7 +187,7 @@ async def checked_csrf(request: Request, expected: str) -> Request:
     A form body that is late or too large raises the toolkit's WebError (408, 413)."""
     presented = request.headers.get(CSRF_HEADER)
     if presented is None and media_type(request) == MULTIPART:
-        # An upload form carries its token as its first field (web.multipart): only that
+        # An upload form carries its token as its first field (web.upload): only that
         # much is read here, the file streams on to the handler.
         timeout = body_deadline(request).timeout
         try:

@@ -39,8 +39,9 @@ from statements.facts import AccountKind
 from statements.formats import StatementFormat
 from statements.mapping import builtin_mappings
 from statements.matching import DEFAULT_DATE_WINDOW
+from web.errors import MalformedFormError
 from web.forms import media_type
-from web.upload import MULTIPART_SLACK, boundary_of, extract_part, receive_file
+from web.upload import MULTIPART, read_upload, receive_file
 
 IMPORT_CURSOR = "si"
 DEFAULT_MAX_BYTES = 200_000_000
@@ -106,21 +107,20 @@ async def post_statement(request: Request) -> Response:
         raise QueryError("mapping", f"must be a built-in mapping: {', '.join(builtin_mappings())}")
     skip_invalid = (query.get("skip_invalid") or "").lower() in _TRUE
     limit = _max_bytes(request)
-    multipart = media_type(request) == "multipart/form-data"
+    multipart = media_type(request) == MULTIPART
     actor, window, engine = actor_of(request), _window(request), engine_of(request)
     with tempfile.TemporaryDirectory(prefix="payrecon-statement-") as folder:
         # The import records the file's name: the sender's (made safe for a file system),
         # else "upload".
-        raw = Path(folder) / "upload"
-        received = await receive_file(request, raw, limit + MULTIPART_SLACK if multipart else limit)
-        path = raw
         if multipart:
-            boundary = boundary_of(request.headers.get("content-type", ""))
-            part = Path(folder) / "part"
-            upload = await in_thread(lambda: extract_part(raw, part, boundary, "file", limit))
-            os.unlink(raw)
-            path = part.rename(Path(folder) / _safe_name(upload.filename))
+            upload = await read_upload(request, Path(folder) / "part", limit=limit)
+            if upload.path is None:
+                raise MalformedFormError("the multipart body has no part named 'file'")
+            path = upload.path.rename(Path(folder) / _safe_name(upload.file_name))
             received = upload.size
+        else:
+            path = Path(folder) / "upload"
+            received = await receive_file(request, path, limit)
         if received == 0:
             raise InvalidError("file", "the file is empty: send the statement")
         name = path.name

@@ -5,6 +5,7 @@ WebError
 ├── BodyTimeoutError       408: the body did not arrive within PAYRECON_BODY_TIMEOUT
 ├── BodyTooLargeError      413: the body is over the route's limit; .head is what was read
 ├── MalformedBodyError     400: not JSON, nested too deeply, or not a form
+│   └── MalformedFormError 400 (bad_request): not the multipart form it says it is
 └── UnsupportedMediaError  415: a Content-Type the route does not read
 """
 
@@ -45,6 +46,13 @@ class MalformedBodyError(WebError):
 
     status_code = 400
     code = "malformed_json"
+
+
+class MalformedFormError(MalformedBodyError):
+    """400: the body is not the multipart form its Content-Type says (answered as a plain
+    bad request: it is not JSON that is wrong)."""
+
+    code = "bad_request"
 
 
 class UnsupportedMediaError(WebError):

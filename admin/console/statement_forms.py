@@ -36,7 +36,7 @@ from ledger.queries import MAX_ROW_ID
 from ledger.types import utcnow
 from statements.mapping import builtin_mappings
 from web.errors import BodyTooLargeError, WebError
-from web.multipart import read_upload
+from web.upload import read_upload
 
 STATEMENTS = "/console/statements"
 PERIODS = "/console/periods"
