@@ -34,7 +34,9 @@ def queue_advice(session: Session, items: Sequence[dict[str, Any]]) -> dict[int,
         statement = (
             select(col(Finding.id), col(Finding.detail), Transfer)
             .join(Transfer, col(Transfer.id) == col(Finding.subject_id))
-            .where(col(Finding.id).in_(wanted), col(Finding.subject) == Subject.TRANSFER.value)
+            # By primary key alone: `wanted` holds transfers' findings only, and a condition on
+            # `subject` would let SQLite walk uq_finding_subject_kind over every transfer finding.
+            .where(col(Finding.id).in_(wanted))
         )
         for finding_id, detail, row in session.execute(statement):
             figures[int(finding_id)] = Figures.of(row, detail)
