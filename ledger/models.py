@@ -225,6 +225,10 @@ class Finding(SQLModel, table=True):
         UniqueConstraint("subject", "subject_id", "kind", name="uq_finding_subject_kind"),
         # The queue's summary (unresolved findings per kind and state) from the index alone.
         Index("ix_finding_unresolved_kind", "resolved_at", "kind", "acknowledged_at"),
+        # The same summary for one assignee (the "Mine" link), from the index alone (0014).
+        Index(
+            "ix_finding_assignee_unresolved", "assignee", "resolved_at", "kind", "acknowledged_at"
+        ),
     )
 
     id: int | None = Field(default=None, sa_column=Column(BigIntKey, primary_key=True))

@@ -18,6 +18,7 @@ from admin.actions import findings_bulk as bulk
 from admin.actions.actor import Actor, Role
 from admin.actions.findings import MAX_BULK_ACK
 from admin.actions.findings_bulk import MAX_BULK, CountChangedError
+from admin.console.finding_advice import queue_advice
 from admin.console.pages import PAGE_SIZE
 from admin.console.render import back_to, page_link, render
 from admin.errors import (
@@ -124,7 +125,7 @@ async def findings_page(request: Request) -> Response:
         cursor = given["cursor"] = None
     finance = current_operator(request).role.allows(Role.FINANCE)
 
-    def load() -> tuple[dict[str, Any], dict[str, int]]:
+    def load() -> tuple[dict[str, Any], dict[str, int], dict[int, str]]:
         with read_session(engine_of(request)) as session:
             try:
                 queue = load_queue(
@@ -144,9 +145,9 @@ async def findings_page(request: Request) -> Response:
                 "ack": counted(counts, where, open_only),
                 "assign": counted(counts, where, unresolved_states(where)),
             }
-            return queue, scope if finance else {}
+            return queue, scope if finance else {}, queue_advice(session, queue["items"])
 
-    queue, scope = await in_thread(load)
+    queue, scope, advice = await in_thread(load)
     here = _link(given, cursor=given["cursor"])
     items = queue["items"]
     return render(
@@ -154,6 +155,7 @@ async def findings_page(request: Request) -> Response:
         "findings.html",
         title="Findings",
         items=items,
+        advice=advice,
         total=queue["total"],
         first=queue["offset"] + 1,
         last=queue["offset"] + len(items),

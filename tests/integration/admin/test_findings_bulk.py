@@ -272,3 +272,44 @@ def test_reference_search_uses_the_reference_key_index(engine: Engine) -> None:
     joined = "\n".join(plan)
     assert "ix_transfer_reference_key" in joined, joined
     assert "ix_transfer_provider_reference_key" in joined, joined
+
+
+def test_one_assignees_summary_is_counted_from_its_covering_index(engine: Engine) -> None:
+    """The queue's summary for one assignee (the "Mine" link) reads the assignee's entries of
+    ix_finding_assignee_unresolved (migration 0014) on SQLite, an assignee index on PostgreSQL;
+    never every unresolved finding."""
+    from sqlalchemy import event
+
+    from ledger.finding_queue import FindingFilter, queue_counts
+
+    seen: list[tuple[str, Any]] = []
+
+    def capture(conn: Any, cursor: Any, statement: str, params: Any, *rest: Any) -> None:
+        if "GROUP BY" in statement:
+            seen.append((statement, params))
+
+    event.listen(engine, "before_cursor_execute", capture)
+    try:
+        with read_session(engine) as session:
+            queue_counts(session, FindingFilter(assignee="ada"))
+    finally:
+        event.remove(engine, "before_cursor_execute", capture)
+    assert len(seen) == 1
+    statement, params = seen[0]
+    with write_session(engine) as session:
+        connection = session.connection()
+        if engine.dialect.name == "postgresql":
+            connection.exec_driver_sql("SET LOCAL enable_seqscan = off")
+            plan = [r[0] for r in connection.exec_driver_sql(f"EXPLAIN {statement}", params)]
+        else:
+            explained = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", params)
+            plan = [r[-1] for r in explained]
+    joined = "\n".join(plan)
+    # PostgreSQL picks between the assignee's two indexes by size (on a near-empty test table
+    # the narrower one); either way it is an index range, never a scan of every finding.
+    wanted = (
+        "ix_finding_assignee"
+        if engine.dialect.name == "postgresql"
+        else "ix_finding_assignee_unresolved"
+    )
+    assert wanted in joined and "Seq Scan" not in joined, joined

@@ -13,9 +13,10 @@ from sqlalchemy import Engine, func, select
 
 from admin.console.render import DONE_BANNERS, ERROR_BANNERS
 from ledger.db import read_session, write_session
-from ledger.models import Finding
+from ledger.models import Finding, Transfer
 from ledger.operators import add_operator
 from ledger.types import FindingKind, utcnow
+from reconcile.advice import Figures, finance_advice
 from tests.integration.console.seed import finding, transfer
 from tests.support.apps import ADMIN, StartReceiver
 
@@ -138,3 +139,25 @@ def test_the_any_state_survives_links_and_bulk_actions(engine: Engine, queue: st
     query = httpx.QueryParams(done.headers["location"].partition("?")[2])
     assert query["done"] == "bulk_acknowledged" and query.get("state") == ""
     assert _open(engine) == 0
+
+
+def test_each_finding_carries_the_advice_finance_reads(engine: Engine, queue: str) -> None:
+    """Beside each finding the queue gives finance's advice (reconcile.advice.finance_advice):
+    an amount mismatch told from the transfer's figures in naira, other kinds by kind, and
+    none of the ops' commands."""
+    mismatched = transfer(engine, "MIS-1", amount=500_000)
+    with write_session(engine) as session:
+        row = session.get(Transfer, mismatched)
+        assert row is not None
+        row.provider_amount = 450_000
+        session.add(row)
+    finding(engine, mismatched, FindingKind.AMOUNT_MISMATCH)
+    page = html.unescape(httpx.get(f"{queue}/console/findings?state=", headers=AUTH).text)
+    with read_session(engine) as session:
+        stored = session.get(Transfer, mismatched)
+        assert stored is not None
+        expected = finance_advice(FindingKind.AMOUNT_MISMATCH, Figures.of(stored))
+    assert "₦4,500.00 instead of ₦5,000.00" in expected and expected in page
+    assert finance_advice(FindingKind.ORPHAN_EVENT) in page
+    assert page.count(finance_advice(FindingKind.STALE_PENDING)) == 5
+    assert "payrecon provider transaction" not in page

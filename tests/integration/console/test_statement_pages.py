@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import html
 import io
 import json
 import re
@@ -24,6 +25,7 @@ from ledger.events.types import Subject
 from ledger.models import AuditEntry, PeriodLock, StatementImport, StatementLine
 from ledger.operators import add_operator
 from ledger.types import FindingKind, utcnow
+from reconcile.advice import finance_advice
 from tests.integration.console.statement_seed import seed_statement
 from tests.support.apps import ADMIN, StartReceiver
 
@@ -423,7 +425,7 @@ def test_a_line_has_a_link_of_its_own_and_its_findings_point_there(
     engine: Engine, served: tuple[str, dict[str, int], dict[str, dict[str, str]]]
 ) -> None:
     """`?line=ID` opens the page of every state starting at that line, on its account; a
-    finding about a statement line links to it from the queue."""
+    finding about a statement line links to it from the queue, with its advice."""
     url, ids, headers = served
     with write_session(engine) as session:
         raise_finding(
@@ -436,7 +438,9 @@ def test_a_line_has_a_link_of_its_own_and_its_findings_point_there(
         )
     queue = httpx.get(f"{url}/console/findings", headers=headers["viewer"]).text
     link = f"/console/statements?line={ids['charge']}#line-{ids['charge']}"
-    assert f'href="{link}"' in queue
+    assert f'href="{link}"' in queue and f">line {ids['charge']}</a>" in queue
+    # The advice beside it is finance's, as on the other pages (reconcile.advice).
+    assert finance_advice(FindingKind.UNMATCHED_STATEMENT_LINE) in html.unescape(queue)
     page = httpx.get(f"{url}{link.partition('#')[0]}", headers=headers["viewer"])
     assert page.status_code == 200 and f'id="line-{ids["charge"]}"' in page.text
     assert f'id="line-{ids["funding"]}"' not in page.text  # the page starts at the line
