@@ -33,7 +33,7 @@ def test_upgrade_from_0013_keeps_endpoints_and_adds_the_sealed_credentials(
             {"t": stamp},
         )
     old.dispose()
-    upgrade(database_url)
+    upgrade(database_url, revision="0014")
     assert current(database_url) == "0014"
     with engine.connect() as connection:
         row = connection.execute(
@@ -66,5 +66,5 @@ def test_downgrade_to_0013_removes_broker_endpoints_and_keeps_http_ones(
         ).all()
     old.dispose()
     assert [tuple(row) for row in rows] == [(1, True, False), (2, False, True)]
-    upgrade(database_url)
+    upgrade(database_url, revision="0014")
     assert current(database_url) == "0014"
