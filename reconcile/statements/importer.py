@@ -294,11 +294,11 @@ class _Run:
         considered = consider(self.session, facts, self.accounts, window=self.options.window)
         decisions = {d.line: d for d in considered.matching.decisions}
         rows = []
-        for (line, identity), line_id in zip(fresh, ids, strict=True):
-            decision = decisions[line_id]
+        for (line, identity), fact in zip(fresh, facts, strict=True):
+            decision = decisions[fact.id]
             values = match_columns(decision, considered.subjects, now=self.now)
             self.summary.states[str(values["state"])] += 1
-            rows.append(self._row(line, identity, line_id, values))
+            rows.append(self._row(line, identity, fact, values))
         self.bulk.send(self.bulk.insert("statement_line", self.columns, rows))
         self._store_context(considered)
         self.summary.new += len(fresh)
@@ -353,7 +353,7 @@ class _Run:
         )
 
     def _row(
-        self, line: ParsedLine, identity: str, line_id: int, values: dict[str, Any]
+        self, line: ParsedLine, identity: str, fact: LineFact, values: dict[str, Any]
     ) -> list[Any]:
         sqlite = not self.bulk.postgres
         day = line.date.isoformat() if sqlite else line.date
@@ -361,7 +361,7 @@ class _Run:
         if value_day is not None and sqlite:
             value_day = value_day.isoformat()  # type: ignore[assignment]
         return [
-            line_id,
+            fact.id,
             self.account.id,
             identity,
             day,
@@ -369,8 +369,8 @@ class _Run:
             line.amount,
             str(line.direction),
             line.balance,
-            storable_text(line.reference),
-            storable_text(line.narration),
+            fact.reference,  # storable_text, as the matcher saw it
+            fact.narration,
             self.row.id,
             line.number,
             line.number,
