@@ -204,7 +204,7 @@ def _load_keyed(
         cast = "" if column in {"reference_key", "provider_reference_key"} else "::bigint"
         condition = f"{column} = ANY(ARRAY(SELECT json_array_elements_text(%s::json){cast}))"
     else:
-        condition = f"{column} IN (SELECT value FROM json_each(?))"
+        condition = f"{column} IN (SELECT value FROM json_each(?))"  # noqa: S608
     # `table` and `column` are always this module's constants, never text from outside.
     sql = f"SELECT {_DRIVER_COLUMNS[table]} FROM {table} WHERE {condition}"  # noqa: S608
     kind, build = (

@@ -50,7 +50,7 @@ def test_upgrade_to_0009_keeps_alerts_and_sends_no_old_resolved_notice(
         )
     old.dispose()
     upgrade(database_url)  # 0009, then the later migrations to the head
-    assert current(database_url) == "0011"
+    assert current(database_url) == "0012"
     with engine.connect() as connection:
         row = connection.execute(
             text("SELECT key, title, status, group_id, resolved_notice_at FROM alert")

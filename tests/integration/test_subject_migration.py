@@ -119,7 +119,7 @@ def test_upgrade_keeps_findings_checks_and_names_their_subjects(ledger_0008: str
     """After 0010 every finding and check of 0009 is there, on the subject it had, with its
     note and alert, and the deliveries' order keys are `kind:REFERENCE`."""
     upgrade(ledger_0008)
-    assert current(ledger_0008) == "0011"
+    assert current(ledger_0008) == "0012"
     engine = create_db_engine(ledger_0008)
     try:
         findings = _rows(
