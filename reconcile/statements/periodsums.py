@@ -386,10 +386,11 @@ def _chain_breaks(session: Session, account_id: int, since: dt.date, until: dt.d
         cursor.execute(sql, (account_id, since.isoformat(), until.isoformat()))
         breaks = 0
         previous = None
-        for balance, signed in cursor:
-            if balance is not None and previous is not None and balance != previous + signed:
-                breaks += 1
-            previous = balance
+        while rows := cursor.fetchmany(10_000):
+            for balance, signed in rows:
+                if balance is not None and previous is not None and balance != previous + signed:
+                    breaks += 1
+                previous = balance
         return breaks
     finally:
         cursor.close()
