@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlmodel import Session, col
 
 from ledger.bulk import Bulk, table_columns
@@ -242,6 +242,18 @@ class _Run:
         self.new_dates: tuple[dt.date, dt.date] | None = None
         self.matched_at = self.bulk.time(now)  # every line the import matches, as stored
         self.kind = AccountKind(account.kind)
+        # The first and last days of the account's lines before this import (two ends of
+        # the statement-order index), read before any line of it is stored.
+        # (One aggregate a query: SQLite reads a lone min or max from the index's end.)
+        first, last = (
+            session.execute(
+                select(end(StatementLine.date)).where(col(StatementLine.account_id) == account.id)
+            ).scalar()
+            for end in (func.min, func.max)
+        )
+        self.stored_days: tuple[dt.date, dt.date] | None = (
+            None if first is None or last is None else (first, last)
+        )
 
     def lines(self, items: Iterator[ParsedLine | InvalidLine]) -> Iterator[ParsedLine]:
         """The valid lines of the file, each stored (in batches) as it passes on to the
@@ -280,7 +292,7 @@ class _Run:
         batch, self.batch = self.batch, []
         if not batch:
             return
-        known = self._known([identity for _, identity in batch])
+        known = self._known(batch)
         self.summary.already_known += sum(1 for _, identity in batch if identity in known)
         fresh = [(line, identity) for line, identity in batch if identity not in known]
         if not fresh or (self.summary.invalid_total and not self.options.skip_invalid):
@@ -330,7 +342,17 @@ class _Run:
             for r in reversals
         ]
 
-    def _known(self, identities: list[str]) -> set[str]:
+    def _known(self, batch: list[tuple[ParsedLine, str]]) -> set[str]:
+        """The batch's identities already stored for the account. An identity holds the
+        line's date, so a batch dated outside the days the account's lines spanned before
+        this import (`stored_days`: a first import, or the new days of a later one) holds
+        none, and its identities are not looked up one by one."""
+        dates = [line.date for line, _ in batch]
+        if self.stored_days is None or not (
+            self.stored_days[0] <= max(dates) and min(dates) <= self.stored_days[1]
+        ):
+            return set()
+        identities = [identity for _, identity in batch]
         found = self.session.execute(
             select(StatementLine.identity).where(  # type: ignore[call-overload]
                 col(StatementLine.account_id) == self.account.id,
