@@ -226,9 +226,17 @@ def subjects_by_keys(session: Session, keys: Iterable[str]) -> Subjects:
     if not keys:
         return subjects
     for table in ("transfer", "collection"):
+        if not _has_rows(session, table):
+            continue  # (a ledger without collections: thousands of keys not sent for nothing)
         for column in ("reference_key", "provider_reference_key"):
             _load_keyed(session, subjects, table, column, keys)
     return subjects
+
+
+def _has_rows(session: Session, table: str) -> bool:
+    # `table` is always one of this module's constants.
+    sql = f"SELECT 1 FROM {table} LIMIT 1"  # noqa: S608
+    return session.connection().exec_driver_sql(sql).first() is not None
 
 
 def subjects_by_ids(

@@ -17,6 +17,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
@@ -182,10 +183,13 @@ def import_statement(
         session.add(row)
         session.flush()
         run = _Run(session, account, row, options, now)
-        run.summary.format = str(parsed.format)
-        live = cast(StatedBalances, _LiveBalances(parsed.stated))
-        breaks = list(balance_breaks(run.lines(parsed.lines), live))
-        run.flush()
+        try:
+            run.summary.format = str(parsed.format)
+            live = cast(StatedBalances, _LiveBalances(parsed.stated))
+            breaks = list(balance_breaks(run.lines(parsed.lines), live))
+            run.flush()
+        finally:
+            run.close()
     summary = run.summary
     if summary.invalid_total and not options.skip_invalid:
         raise InvalidStatementError(summary.invalid, summary.invalid_total)
@@ -242,6 +246,10 @@ class _Run:
         self.new_dates: tuple[dt.date, dt.date] | None = None
         self.matched_at = self.bulk.time(now)  # every line the import matches, as stored
         self.kind = AccountKind(account.kind)
+        # PostgreSQL stores a batch while the next one is read: the server works on another
+        # core, and the import waits for the batch before its next statement.
+        self.storing: Future[Any] | None = None
+        self.storer = ThreadPoolExecutor(1) if self.bulk.postgres else None
         # The first and last days of the account's lines before this import (two ends of
         # the statement-order index), read before any line of it is stored.
         # (One aggregate a query: SQLite reads a lone min or max from the index's end.)
@@ -290,6 +298,7 @@ class _Run:
         """Store the batch's new lines with the matcher's decisions (nothing once a line was
         invalid and invalid lines are not skipped: the import will be refused)."""
         batch, self.batch = self.batch, []
+        self.wait()
         if not batch:
             return
         known = self._known(batch)
@@ -311,14 +320,37 @@ class _Run:
             values = match_columns(decision, considered.subjects, now=self.now)
             self.summary.states[str(values["state"])] += 1
             rows.append(self._row(line, identity, fact, values))
-        self.bulk.send(self.bulk.insert("statement_line", self.columns, rows))
-        self._store_context(considered)
+        inserts = self.bulk.insert("statement_line", self.columns, rows)
+        alone = not considered.matching.reversals and not any(
+            decision.changed for decision in considered.stored.values()
+        )
+        if self.storer is not None and alone:
+            # Nothing else to write for this batch: the rows go while the next is read.
+            self.storing = self.storer.submit(self.bulk.send, inserts)
+        else:
+            self.bulk.send(inserts)
+            self._store_context(considered)
         self.summary.new += len(fresh)
         dates = [line.date for line, _ in fresh]
         low, high = min(dates), max(dates)
         if self.new_dates is not None:
             low, high = min(low, self.new_dates[0]), max(high, self.new_dates[1])
         self.new_dates = (low, high)
+
+    def wait(self) -> None:
+        """Wait for the batch being stored (its error, if any, is raised here)."""
+        storing, self.storing = self.storing, None
+        if storing is not None:
+            storing.result()
+
+    def close(self) -> None:
+        """Wait for the last batch and stop the storing thread (also when the import failed:
+        the caller's rollback must not meet a statement under way)."""
+        try:
+            self.wait()
+        finally:
+            if self.storer is not None:
+                self.storer.shutdown(wait=True)
 
     def _store_context(self, considered: Considered) -> None:
         def mine(line_id: int) -> bool:
