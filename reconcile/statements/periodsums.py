@@ -186,12 +186,13 @@ def _unclean_sql(subjects: str, column: str, roles: tuple[str, ...], exact: str,
     # one row: how many matched lines of the period name one of the period's subjects — when
     # that is every line of the period naming a subject of this kind, no line names one from
     # outside and `_REFERENCED` need not run — and the ids of the subjects that are not
-    # clean, joined with commas ({ids}: the dialect's string aggregate).
+    # clean, joined with commas ({ids}: the dialect's string aggregate). A line whose role is
+    # NULL is not exact (NOT of NULL is NULL: written as a CASE, it counts as bad).
     return f"""
 SELECT coalesce(sum(n_in), 0), {{ids}} FROM (
     SELECT t.*, count(l.id) AS n,
         sum(CASE WHEN l.date BETWEEN :since AND :until THEN 1 ELSE 0 END) AS n_in,
-        sum(CASE WHEN l.id IS NOT NULL AND NOT ({exact}) THEN 1 ELSE 0 END) AS bad,
+        sum(CASE WHEN l.id IS NULL THEN 0 WHEN {exact} THEN 0 ELSE 1 END) AS bad,
         {_role_counts(roles)}
     FROM ({subjects}) AS t
     LEFT JOIN statement_line l {{index}} ON l.{column} = t.id AND l.account_id = :account
