@@ -15,6 +15,8 @@ provider's reference (2 lines per transfer).
    into kobo, and bulk-inserted (executemany, batches of 5,000) into a table of the same shape,
    with no identity, no balance check and no matching.
 3. Tie-out: `period_tie_out` of the month after the import. Target: under 5 s.
+4. Reconcile pass: 100 new open lines beside the month's matched ones, and the matching step
+   of a reconcile pass (`match_statements`), the slowest of three. Target: well under 1 s.
 """
 
 from __future__ import annotations
@@ -206,6 +208,43 @@ print(json.dumps({"seconds": seconds, "rss_mb": rss, "tied_out": result.tied_out
 """
 
 
+# 4. The reconcile pass's matching over the imported month: 100 new open lines (half naming
+#    a transfer already matched — a duplicate, which stays unmatched — half naming nothing,
+#    with a transfer's amount: candidates by amount and date), then `match_statements`, the
+#    step every reconcile pass runs, three times; the slowest pass is reported.
+_CHILD_PASS = """
+import datetime as dt, json, resource, sys, time, types
+from sqlalchemy import text
+from ledger.db import create_db_engine
+from reconcile.statements.passes import match_statements
+engine = create_db_engine(sys.argv[1])
+with engine.begin() as c:
+    account, import_id, top = c.execute(text(
+        "SELECT account_id, import_id, id FROM statement_line ORDER BY id DESC LIMIT 1")).one()
+    transfers = c.execute(text(
+        "SELECT provider_reference, amount FROM transfer ORDER BY id DESC LIMIT 100")).all()
+    for n, (reference, amount) in enumerate(transfers, start=1):
+        named = n % 2 == 0
+        c.execute(text(
+            "INSERT INTO statement_line (id, account_id, identity, date, amount, direction,"
+            " reference, narration, import_id, file_line, position, state, reversal_pending,"
+            " event_sequence) VALUES (:id, :a, :i, :d, :m, 'debit', :r, :n, :imp, :p, :p,"
+            " 'unmatched', :f, 0)"),
+            {"id": top + n, "a": account, "i": f"pass-{n}", "d": dt.date(2026, 11, 30),
+             "m": amount, "r": reference if named else f"UNKNOWN-{n:04d}",
+             "n": "duplicate" if named else "no reference", "imp": import_id,
+             "p": 10**9 + n, "f": False})
+settings = types.SimpleNamespace(statement_date_window=dt.timedelta(days=2))
+times, result = [], None
+for _ in range(3):
+    started = time.perf_counter()
+    result = match_statements(engine, settings, now=dt.datetime.now(dt.UTC))
+    times.append(time.perf_counter() - started)
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+print(json.dumps({"seconds": max(times), "times": times, "result": result, "rss_mb": rss}))
+"""
+
+
 def _postgres_url() -> str:
     from tests.support.databases import PostgresFactory
 
@@ -234,10 +273,11 @@ def run(backend: str, rows: int, folder: Path) -> str:
     # fork and exec, so a child forked by a parent that had grown would report the parent's.
     tied_out = _child(_CHILD_TIE_OUT, url, path)
     tie_seconds, tied, residual = tied_out["seconds"], tied_out["tied_out"], tied_out["residual"]
+    passed = _child(_CHILD_PASS, url, path)
     ours, base = lines / imported["seconds"], lines / baseline["seconds"]
     print(
         f"{backend}: ledger built in {built:.1f} s; {imported}; baseline {baseline};"
-        f" tie-out {tied_out}",
+        f" tie-out {tied_out}; reconcile pass {passed}",
         flush=True,
     )
     return (
@@ -245,6 +285,7 @@ def run(backend: str, rows: int, folder: Path) -> str:
         f" | {base:,.0f} lines/s ({baseline['seconds']:.1f} s) | {ours / base:.2f}×"
         f" | {imported['rss_mb']} MB | {imported['matched']:,} | {tie_seconds:.1f} s"
         f" ({'ties out' if tied else f'residual {residual}'}) |"
+        f" {passed['seconds']:.2f} s ({passed['result'].get('considered', 0)} lines) |"
     )
 
 
@@ -257,8 +298,9 @@ def main() -> int:
     backends = ("sqlite", "postgresql") if args.backend == "both" else (args.backend,)
     header = (
         "| database | transfers | lines | import (parse, validate, store, match) | baseline"
-        " (csv module + bulk insert) | ratio | peak RSS | matched | tie-out |\n"
-        "|---|---|---|---|---|---|---|---|---|"
+        " (csv module + bulk insert) | ratio | peak RSS | matched | tie-out |"
+        " reconcile pass (100 new lines) |\n"
+        "|---|---|---|---|---|---|---|---|---|---|"
     )
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-statements-") as folder:

@@ -560,9 +560,17 @@ class StatementLine(SQLModel, table=True):
         # Lines by state (the console's queues), by date in statement order (tie-out), the
         # open ones every reconcile pass looks at again, and a subject's lines.
         Index("ix_statement_line_account_state_date", "account_id", "state", "date"),
-        Index("ix_statement_line_account_date", "account_id", "date", "import_id", "position"),
+        # The tie-out reads these two alone (migration 0016): the balance chain in statement
+        # order, and each transfer's matched lines.
+        Index(
+            "ix_statement_line_account_date",
+            *("account_id", "date", "import_id", "position", "balance", "direction", "amount"),
+        ),
         Index("ix_statement_line_state", "state", "id"),
-        Index("ix_statement_line_transfer", "transfer_id"),
+        Index(
+            "ix_statement_line_transfer",
+            *("transfer_id", "account_id", "state", "date", "role", "direction", "amount"),
+        ),
         Index("ix_statement_line_collection", "collection_id"),
         Index("ix_statement_line_other", "other_line_id"),
         Index("ix_statement_line_amount_date", "amount", "date"),

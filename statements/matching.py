@@ -301,7 +301,8 @@ def match_lines(
     # 2. By amount and date: candidates both ways, then only one-to-one pairs are suggested.
     slots: dict[tuple[Direction, int], list[tuple[SubjectRef, LineRole, dt.date]]]
     slots = defaultdict(list)
-    for ref, subject in by_ref.items():
+    # (Open slots are only ever asked for by an unnamed line: none, none to list.)
+    for ref, subject in by_ref.items() if unnamed else ():
         for role in open_slots(subject, taken[ref]):
             if role is LineRole.REVERSAL:
                 continue  # a reversal is never guessed from an amount

@@ -50,7 +50,7 @@ def reference_tokens(*texts: str) -> set[str]:
                 if MIN_REFERENCE_LENGTH <= len(run) <= MAX_REFERENCE_LENGTH:
                     tokens.add(run.upper())
                 continue
-            parts = [(m.start(), m.end()) for m in _PART.finditer(run)]
+            parts = [m.span() for m in _PART.finditer(run)]
             for i, (start, _) in enumerate(parts):
                 for _, end in parts[i : i + MAX_PARTS]:
                     if end - start > MAX_REFERENCE_LENGTH:

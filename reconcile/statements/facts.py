@@ -164,16 +164,58 @@ def in_json(
     return text(clause).bindparams(**{name: payload})
 
 
-def _load(session: Session, subjects: Subjects, conditions: dict[str, list[Any]]) -> None:
-    for table, wheres in conditions.items():
-        columns, build, kind = (
-            (TRANSFER_COLUMNS, transfer_subject, SubjectKind.TRANSFER)
-            if table == "transfer"
-            else (COLLECTION_COLUMNS, collection_subject, SubjectKind.COLLECTION)
-        )
-        for where in wheres:
-            for row in session.execute(select(*columns).where(where)):
-                subjects.add(kind, row[0], build(row))
+# The subjects' columns as the driver reads them (TRANSFER_COLUMNS, COLLECTION_COLUMNS):
+# a batch of lines names thousands of subjects, and SQLAlchemy's row processing cost more
+# than the query (docs/architecture.md: bulk paths go to the driver).
+_DRIVER_COLUMNS = {
+    "transfer": ", ".join(column.key for column in TRANSFER_COLUMNS),
+    "collection": ", ".join(column.key for column in COLLECTION_COLUMNS),
+}
+
+
+def _instant(value: Any) -> Any:
+    """A stored time as `ledger.types.UTCDateTime` reads it (SQLite: naive UTC text)."""
+    if value is None:
+        return None
+    parsed: dt.datetime = dt.datetime.fromisoformat(value) if isinstance(value, str) else value
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=dt.UTC)
+    return parsed.astimezone(dt.UTC)
+
+
+def _transfer_row(row: Sequence[Any]) -> Subject:
+    return transfer_subject((*row[:10], _instant(row[10])))
+
+
+def _collection_row(row: Sequence[Any]) -> Subject:
+    return collection_subject((*row[:8], *(_instant(value) for value in row[8:11])))
+
+
+def _load_keyed(
+    session: Session, subjects: Subjects, table: str, column: str, values: Sequence[Any]
+) -> None:
+    """Add the subjects of `table` whose `column` is one of `values`, read through the
+    driver as plain tuples (one JSON parameter: the statement's text and plan are the same
+    for any number of values, and the column's index is used)."""
+    connection = session.connection()
+    postgres = connection.dialect.name == "postgresql"
+    payload = orjson.dumps(list(values)).decode()
+    if postgres:
+        cast = "" if column in {"reference_key", "provider_reference_key"} else "::bigint"
+        condition = f"{column} = ANY(ARRAY(SELECT json_array_elements_text(%s::json){cast}))"
+    else:
+        condition = f"{column} IN (SELECT value FROM json_each(?))"  # noqa: S608
+    # `table` and `column` are always this module's constants, never text from outside.
+    sql = f"SELECT {_DRIVER_COLUMNS[table]} FROM {table} WHERE {condition}"  # noqa: S608
+    kind, build = (
+        (SubjectKind.TRANSFER, _transfer_row)
+        if table == "transfer"
+        else (SubjectKind.COLLECTION, _collection_row)
+    )
+    refs = subjects.refs
+    for row in connection.exec_driver_sql(sql, (payload,)):
+        if (kind, row[0]) not in refs:  # the same row found by its other reference
+            subjects.add(kind, row[0], build(row))
 
 
 def subjects_by_keys(session: Session, keys: Iterable[str]) -> Subjects:
@@ -183,18 +225,18 @@ def subjects_by_keys(session: Session, keys: Iterable[str]) -> Subjects:
     subjects = Subjects()
     if not keys:
         return subjects
-    _load(
-        session,
-        subjects,
-        {
-            table: [
-                in_json(session, f"{table}.reference_key", keys, "k"),
-                in_json(session, f"{table}.provider_reference_key", keys, "k"),
-            ]
-            for table in ("transfer", "collection")
-        },
-    )
+    for table in ("transfer", "collection"):
+        if not _has_rows(session, table):
+            continue  # (a ledger without collections: thousands of keys not sent for nothing)
+        for column in ("reference_key", "provider_reference_key"):
+            _load_keyed(session, subjects, table, column, keys)
     return subjects
+
+
+def _has_rows(session: Session, table: str) -> bool:
+    # `table` is always one of this module's constants.
+    sql = f"SELECT 1 FROM {table} LIMIT 1"  # noqa: S608
+    return session.connection().exec_driver_sql(sql).first() is not None
 
 
 def subjects_by_ids(
@@ -202,12 +244,10 @@ def subjects_by_ids(
 ) -> Subjects:
     """The transfers and collections with these row ids."""
     subjects = Subjects()
-    conditions: dict[str, list[Any]] = {}
     if transfers := sorted(set(transfer_ids)):
-        conditions["transfer"] = [col(Transfer.id).in_(transfers)]
+        _load_keyed(session, subjects, "transfer", "id", transfers)
     if collections := sorted(set(collection_ids)):
-        conditions["collection"] = [col(Collection.id).in_(collections)]
-    _load(session, subjects, conditions)
+        _load_keyed(session, subjects, "collection", "id", collections)
     return subjects
 
 

@@ -17,11 +17,12 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlmodel import Session, col
 
 from ledger.bulk import Bulk, table_columns
@@ -182,10 +183,13 @@ def import_statement(
         session.add(row)
         session.flush()
         run = _Run(session, account, row, options, now)
-        run.summary.format = str(parsed.format)
-        live = cast(StatedBalances, _LiveBalances(parsed.stated))
-        breaks = list(balance_breaks(run.lines(parsed.lines), live))
-        run.flush()
+        try:
+            run.summary.format = str(parsed.format)
+            live = cast(StatedBalances, _LiveBalances(parsed.stated))
+            breaks = list(balance_breaks(run.lines(parsed.lines), live))
+            run.flush()
+        finally:
+            run.close()
     summary = run.summary
     if summary.invalid_total and not options.skip_invalid:
         raise InvalidStatementError(summary.invalid, summary.invalid_total)
@@ -242,6 +246,22 @@ class _Run:
         self.new_dates: tuple[dt.date, dt.date] | None = None
         self.matched_at = self.bulk.time(now)  # every line the import matches, as stored
         self.kind = AccountKind(account.kind)
+        # PostgreSQL stores a batch while the next one is read: the server works on another
+        # core, and the import waits for the batch before its next statement.
+        self.storing: Future[Any] | None = None
+        self.storer = ThreadPoolExecutor(1) if self.bulk.postgres else None
+        # The first and last days of the account's lines before this import (two ends of
+        # the statement-order index), read before any line of it is stored.
+        # (One aggregate a query: SQLite reads a lone min or max from the index's end.)
+        first, last = (
+            session.execute(
+                select(end(StatementLine.date)).where(col(StatementLine.account_id) == account.id)
+            ).scalar()
+            for end in (func.min, func.max)
+        )
+        self.stored_days: tuple[dt.date, dt.date] | None = (
+            None if first is None or last is None else (first, last)
+        )
 
     def lines(self, items: Iterator[ParsedLine | InvalidLine]) -> Iterator[ParsedLine]:
         """The valid lines of the file, each stored (in batches) as it passes on to the
@@ -278,9 +298,10 @@ class _Run:
         """Store the batch's new lines with the matcher's decisions (nothing once a line was
         invalid and invalid lines are not skipped: the import will be refused)."""
         batch, self.batch = self.batch, []
+        self.wait()
         if not batch:
             return
-        known = self._known([identity for _, identity in batch])
+        known = self._known(batch)
         self.summary.already_known += sum(1 for _, identity in batch if identity in known)
         fresh = [(line, identity) for line, identity in batch if identity not in known]
         if not fresh or (self.summary.invalid_total and not self.options.skip_invalid):
@@ -294,19 +315,42 @@ class _Run:
         considered = consider(self.session, facts, self.accounts, window=self.options.window)
         decisions = {d.line: d for d in considered.matching.decisions}
         rows = []
-        for (line, identity), line_id in zip(fresh, ids, strict=True):
-            decision = decisions[line_id]
+        for (line, identity), fact in zip(fresh, facts, strict=True):
+            decision = decisions[fact.id]
             values = match_columns(decision, considered.subjects, now=self.now)
             self.summary.states[str(values["state"])] += 1
-            rows.append(self._row(line, identity, line_id, values))
-        self.bulk.send(self.bulk.insert("statement_line", self.columns, rows))
-        self._store_context(considered)
+            rows.append(self._row(line, identity, fact, values))
+        inserts = self.bulk.insert("statement_line", self.columns, rows)
+        alone = not considered.matching.reversals and not any(
+            decision.changed for decision in considered.stored.values()
+        )
+        if self.storer is not None and alone:
+            # Nothing else to write for this batch: the rows go while the next is read.
+            self.storing = self.storer.submit(self.bulk.send, inserts)
+        else:
+            self.bulk.send(inserts)
+            self._store_context(considered)
         self.summary.new += len(fresh)
         dates = [line.date for line, _ in fresh]
         low, high = min(dates), max(dates)
         if self.new_dates is not None:
             low, high = min(low, self.new_dates[0]), max(high, self.new_dates[1])
         self.new_dates = (low, high)
+
+    def wait(self) -> None:
+        """Wait for the batch being stored (its error, if any, is raised here)."""
+        storing, self.storing = self.storing, None
+        if storing is not None:
+            storing.result()
+
+    def close(self) -> None:
+        """Wait for the last batch and stop the storing thread (also when the import failed:
+        the caller's rollback must not meet a statement under way)."""
+        try:
+            self.wait()
+        finally:
+            if self.storer is not None:
+                self.storer.shutdown(wait=True)
 
     def _store_context(self, considered: Considered) -> None:
         def mine(line_id: int) -> bool:
@@ -330,7 +374,17 @@ class _Run:
             for r in reversals
         ]
 
-    def _known(self, identities: list[str]) -> set[str]:
+    def _known(self, batch: list[tuple[ParsedLine, str]]) -> set[str]:
+        """The batch's identities already stored for the account. An identity holds the
+        line's date, so a batch dated outside the days the account's lines spanned before
+        this import (`stored_days`: a first import, or the new days of a later one) holds
+        none, and its identities are not looked up one by one."""
+        dates = [line.date for line, _ in batch]
+        if self.stored_days is None or not (
+            self.stored_days[0] <= max(dates) and min(dates) <= self.stored_days[1]
+        ):
+            return set()
+        identities = [identity for _, identity in batch]
         found = self.session.execute(
             select(StatementLine.identity).where(  # type: ignore[call-overload]
                 col(StatementLine.account_id) == self.account.id,
@@ -353,7 +407,7 @@ class _Run:
         )
 
     def _row(
-        self, line: ParsedLine, identity: str, line_id: int, values: dict[str, Any]
+        self, line: ParsedLine, identity: str, fact: LineFact, values: dict[str, Any]
     ) -> list[Any]:
         sqlite = not self.bulk.postgres
         day = line.date.isoformat() if sqlite else line.date
@@ -361,7 +415,7 @@ class _Run:
         if value_day is not None and sqlite:
             value_day = value_day.isoformat()  # type: ignore[assignment]
         return [
-            line_id,
+            fact.id,
             self.account.id,
             identity,
             day,
@@ -369,8 +423,8 @@ class _Run:
             line.amount,
             str(line.direction),
             line.balance,
-            storable_text(line.reference),
-            storable_text(line.narration),
+            fact.reference,  # storable_text, as the matcher saw it
+            fact.narration,
             self.row.id,
             line.number,
             line.number,

@@ -44,8 +44,11 @@ _UNMATCHED = (
 )
 _ORDER = "date, import_id, position"
 
-# One ordered pass: the sums, and the balance chain checked between neighbours (each line
-# stating a balance against the previous one's); the breaks are listed only when there are.
+# One pass: the sums, and on PostgreSQL the balance chain checked between neighbours in
+# statement order (each line stating a balance against the previous one's, a window `lag`);
+# the breaks are listed only when there are. SQLite copies every row of a window's partition
+# into a temporary table (~3.5 µs a line), so there the chain is walked apart, through the
+# statement-order index alone (`_chain_breaks`), and this pass has no window.
 _SUMS = f"""
 SELECT count(*),
     coalesce(sum(CASE WHEN direction = 'credit' THEN amount ELSE 0 END), 0),
@@ -56,13 +59,24 @@ SELECT count(*),
     coalesce(sum(CASE WHEN {_TO_SUBJECT} OR ({_TO_LINE}) THEN amount ELSE 0 END), 0),
     count(balance),
     coalesce(sum(CASE WHEN balance <> previous_balance + signed THEN 1 ELSE 0 END), 0),
-    count(collection_id)
+    count(collection_id),
+    count(transfer_id),
+    count(CASE WHEN state = 'matched' THEN collection_id END),
+    count(CASE WHEN state = 'matched' THEN transfer_id END)
 FROM (
     SELECT direction, amount, state, transfer_id, collection_id, other_line_id, balance,
-        {_SIGNED} AS signed, lag(balance) OVER (ORDER BY {_ORDER}) AS previous_balance
+        {_SIGNED} AS signed, {{previous}} AS previous_balance
     FROM statement_line WHERE {_IN_PERIOD}
 ) AS o
 """  # noqa: S608 (constants only)
+_LAG = f"lag(balance) OVER (ORDER BY {_ORDER})"
+
+# The chain in statement order, read from ix_statement_line_account_date alone (it holds
+# the balance and the signed amount's columns, migration 0016).
+_CHAIN = (
+    f"SELECT balance, {_SIGNED} FROM statement_line WHERE {_IN_PERIOD}"  # noqa: S608
+    f" ORDER BY {_ORDER}"
+)
 
 # The breaks between neighbours that both state a balance.
 _BREAKS = f"""
@@ -104,9 +118,10 @@ WHERE k <> prior_k OR later IS NULL
 """  # noqa: S608 (constants only)
 
 # The period's transfers as the matcher sees them (`reconcile.statements.facts`:
-# transfer_subject): amount, fee charged, status.
+# transfer_subject): amount, fee charged, status. Grouped by (created_at, id), the order of
+# the creation-time index the period is read through, so SQLite needs no sort to group.
 _TRANSFERS = """
-SELECT id,
+SELECT id, created_at,
     CASE WHEN amount IS NOT NULL THEN amount ELSE coalesce(provider_amount, 0) END AS a,
     CASE WHEN initiation = 'rejected' THEN 0
          ELSE coalesce(provider_fee, webhook_fee, fee, 0) END AS f,
@@ -167,29 +182,44 @@ _COLLECTION_CLEAN = """
 
 def _unclean_sql(subjects: str, column: str, roles: tuple[str, ...], exact: str, clean: str) -> str:
     # Each of the period's subjects with its lines the tie-out sees, found through the
-    # line's subject index ({index}: SQLite's planner would rather walk the date index).
+    # line's subject index ({index}: SQLite's planner would rather walk the date index), in
+    # one row: how many matched lines of the period name one of the period's subjects — when
+    # that is every line of the period naming a subject of this kind, no line names one from
+    # outside and `_REFERENCED` need not run — and the ids of the subjects that are not
+    # clean, joined with commas ({ids}: the dialect's string aggregate). A line whose role is
+    # NULL is not exact (NOT of NULL is NULL: written as a CASE, it counts as bad).
     return f"""
-SELECT id FROM (
+SELECT coalesce(sum(n_in), 0), {{ids}} FROM (
     SELECT t.*, count(l.id) AS n,
         sum(CASE WHEN l.date BETWEEN :since AND :until THEN 1 ELSE 0 END) AS n_in,
-        sum(CASE WHEN l.id IS NOT NULL AND NOT ({exact}) THEN 1 ELSE 0 END) AS bad,
+        sum(CASE WHEN l.id IS NULL THEN 0 WHEN {exact} THEN 0 ELSE 1 END) AS bad,
         {_role_counts(roles)}
     FROM ({subjects}) AS t
     LEFT JOIN statement_line l {{index}} ON l.{column} = t.id AND l.account_id = :account
         AND l.state = 'matched' AND l.date BETWEEN :near_since AND :near_until
     GROUP BY {", ".join(f"t.{name}" for name in _SUBJECT_COLUMNS[column])}
 ) AS j
-WHERE NOT ({clean})
 """  # noqa: S608 (constants only)
 
 
-_SUBJECT_COLUMNS = {"transfer_id": ("id", "a", "f", "s"), "collection_id": ("id", "net", "s")}
+def _unclean_ids(clean: str, sqlite: bool) -> str:
+    """The aggregate of the ids of the subjects that are not clean, as text."""
+    if sqlite:
+        return f"group_concat(CASE WHEN NOT ({clean}) THEN id END, ',')"
+    return f"string_agg(CASE WHEN NOT ({clean}) THEN CAST(id AS text) END, ',')"
+
+
+_SUBJECT_COLUMNS = {
+    "transfer_id": ("created_at", "id", "a", "f", "s"),
+    "collection_id": ("id", "net", "s"),
+}
 _UNCLEAN_TRANSFERS = _unclean_sql(
     _TRANSFERS, "transfer_id", _TRANSFER_ROLES, _TRANSFER_EXACT, _TRANSFER_CLEAN
 )
 _UNCLEAN_COLLECTIONS = _unclean_sql(
     _COLLECTIONS, "collection_id", ("collection_credit",), _COLLECTION_EXACT, _COLLECTION_CLEAN
 )
+_CLEAN = {"transfer": _TRANSFER_CLEAN, "collection": _COLLECTION_CLEAN}
 
 # Subjects a line of the period names (matched or suggested) that are not the period's own:
 # the pure tie-out loads them, so they are tied out one by one here too.
@@ -266,9 +296,13 @@ def period_sums(
     def run(sql: str, **more: Any) -> list[tuple[Any, ...]]:
         return [tuple(row) for row in session.execute(_bind(sql, {**values, **more}))]
 
-    sums = [int(value) for value in run(_SUMS)[0]]
+    sqlite = session.get_bind().dialect.name == "sqlite"
+    sums = [int(value) for value in run(_SUMS.format(previous="NULL" if sqlite else _LAG))[0]]
     count, credits, debits, own, to_subjects, matched_count, matched_amount = sums[:7]
-    with_balance, breaks, name_collections = sums[7:]
+    with_balance, breaks, name_collections, name_transfers = sums[7:11]
+    matched_collections, matched_transfers = sums[11:]
+    if sqlite and with_balance:
+        breaks = _chain_breaks(session, account_id, since, until)
     opening = closing = 0
     gaps: list[tuple[int | None, int | None, int, int]] = []
     if count:
@@ -295,18 +329,29 @@ def period_sums(
         if closing != running:
             gaps.append((last[0], None, running, closing))
     unclean: list[tuple[str, int]] = []
+    # Lines of the period naming a subject of each kind, how many of them are matched, and how
+    # many of those name one of the period's own (unknown: not counted, so `_REFERENCED`
+    # runs): when all three agree, no line of the period names a subject from outside.
+    naming = {"collection": name_collections, "transfer": name_transfers}
+    matched_naming = {"collection": matched_collections, "transfer": matched_transfers}
+    own_named: dict[str, int] = {}
     if wallet:
-        sqlite = session.get_bind().dialect.name == "sqlite"
         for kind, sql, index in (
             ("collection", _UNCLEAN_COLLECTIONS, "ix_statement_line_collection"),
             ("transfer", _UNCLEAN_TRANSFERS, "ix_statement_line_transfer"),
         ):
             hint = f"INDEXED BY {index}" if sqlite else ""
-            unclean += [(kind, row[0]) for row in run(sql.format(index=hint))]
+            ids = _unclean_ids(_CLEAN[kind], sqlite)
+            ((named, joined),) = run(sql.format(index=hint, ids=ids))
+            own_named[kind] = int(named)
+            unclean += [(kind, int(row_id)) for row_id in (joined or "").split(",") if row_id]
     referenced: list[tuple[str, int]] = []
-    if name_collections:
-        referenced += [("collection", row[0]) for row in run(_REFERENCED_COLLECTIONS)]
-    referenced += [("transfer", row[0]) for row in run(_REFERENCED_TRANSFERS)]
+    for kind, sql in (
+        ("collection", _REFERENCED_COLLECTIONS),
+        ("transfer", _REFERENCED_TRANSFERS),
+    ):
+        if naming[kind] and not naming[kind] == matched_naming[kind] == own_named.get(kind):
+            referenced += [(kind, row[0]) for row in run(sql)]
     if not wallet:
         # Without the period's subjects, every subject a line names is tied out by hand.
         referenced = [
@@ -327,6 +372,29 @@ def period_sums(
         unclean=unclean,
         referenced=referenced,
     )
+
+
+def _chain_breaks(session: Session, account_id: int, since: dt.date, until: dt.date) -> int:
+    """The lines stating a balance other than the previous line's stated balance plus their
+    own amount (what `_SUMS` counts with `lag` on PostgreSQL), walked in statement order on
+    SQLite's own cursor: SQLAlchemy's rows cost more than the walk itself, millions of times."""
+    sql = _CHAIN.replace(":account", "?").replace(":since", "?").replace(":until", "?")
+    driver = session.connection().connection.dbapi_connection
+    assert driver is not None  # a connection in use
+    cursor = driver.cursor()
+    try:
+        # SQLite stores a date as its ISO text (what the ORM binds a Date as).
+        cursor.execute(sql, (account_id, since.isoformat(), until.isoformat()))
+        breaks = 0
+        previous = None
+        while rows := cursor.fetchmany(10_000):
+            for balance, signed in rows:
+                if balance is not None and previous is not None and balance != previous + signed:
+                    breaks += 1
+                previous = balance
+        return breaks
+    finally:
+        cursor.close()
 
 
 _ALL_NAMED = (
