@@ -133,10 +133,10 @@ class GroupCommitWriter:
 
     async def _settle(self, batch: list[_Pending], slots: asyncio.Semaphore) -> None:
         """Commit one batch in a worker thread and answer each of its deliveries."""
-        # The webhook's one recorded span (docs/architecture.md: Tracing): one per batch, no
-        # span per request. It links to the trace each sender named in its `traceparent`, its
-        # relay events keep its context, and it counts the batch's outcomes. Off, `span` is a
-        # shared no-op and nothing here looks at a delivery.
+        # The webhook's one recorded span (docs/architecture.md, "Tracing the webhook"): one
+        # per batch, no span per request. It links to the trace each sender named in its
+        # `traceparent`, its relay events keep its context, and it counts the batch's outcomes.
+        # Off, `span` is a shared no-op and nothing here looks at a delivery.
         try:
             started = time.perf_counter()
             links: list[Any] = []

@@ -4,7 +4,7 @@ deliver it continues the trace of the change that made it (docs/rules.md: Observ
 The ledger knows nothing of OpenTelemetry: while tracing is on, `telemetry.tracing` installs
 a source that answers the current span's W3C `traceparent`; off, there is none and `current`
 costs one global lookup. The receiver's group commit writes its events inside its batch span,
-so they keep the batch's context (docs/architecture.md: Tracing).
+so they keep the batch's context (docs/architecture.md, "Tracing the webhook").
 """
 
 from __future__ import annotations

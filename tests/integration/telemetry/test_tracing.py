@@ -316,7 +316,8 @@ def test_an_incoming_traceparent_is_linked_not_continued(
     engine: Engine, exporter: InMemorySpanExporter
 ) -> None:
     """A provider's traceparent on the webhook is linked from the batch span; the consumer's
-    delivery joins the batch's trace, not the sender's (docs/architecture.md: Tracing)."""
+    delivery joins the batch's trace, not the sender's (docs/architecture.md, "Tracing the
+    webhook")."""
     consumer = support.Consumer()
     app = create_app(Settings(_env_file=None), engine=engine)
     with support.serving(consumer) as url:
