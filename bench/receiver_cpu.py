@@ -6,9 +6,10 @@ migrated, empty ledger) serves N unique `transfer.success` webhooks (the orphan-
 bench/unique_events.lua), 64 at a time as wrk -c64 keeps them, through `create_app` with its
 lifespan (the group-commit writer runs), and prints the process's CPU seconds for them (every
 thread: the commit threads and, tracing on, the export thread). With OTEL_EXPORTER_OTLP_ENDPOINT
-set the app is wrapped and traced as `serve` does. Under `valgrind --tool=callgrind`, run it for
-N and 2N and take the difference: the instructions of N deliveries, start-up cancelled out
-(bench/bench_receiver.py --cpu does both).
+set the app is wrapped and traced as `serve` does; with BENCH_TRACEPARENT=1 every webhook
+carries a sender's `traceparent` (each a new trace), which the batch span links to. Under
+`valgrind --tool=callgrind`, run it for N and 2N and take the difference: the instructions of
+N deliveries, start-up cancelled out (bench/bench_receiver.py --cpu does both).
 """
 
 from __future__ import annotations
@@ -36,6 +37,13 @@ def _body(number: int) -> bytes:
     return json.dumps({"event": "transfer.success", "data": data}).encode()
 
 
+def _sender_trace() -> list[tuple[bytes, bytes]]:
+    if not os.environ.get("BENCH_TRACEPARENT"):
+        return []
+    trace_id, span_id = os.urandom(16).hex(), os.urandom(8).hex()
+    return [(b"traceparent", f"00-{trace_id}-{span_id}-01".encode())]
+
+
 async def _request(app: Any, body: bytes) -> int:
     scope = {
         "type": "http",
@@ -51,6 +59,7 @@ async def _request(app: Any, body: bytes) -> int:
             (b"host", b"127.0.0.1"),
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
+            *_sender_trace(),
         ],
         "client": ("127.0.0.1", 40000),
         "server": ("127.0.0.1", 8000),
@@ -101,7 +110,12 @@ async def main(count: int) -> None:
         from telemetry.tracing import configure_tracing
 
         traced = configure_tracing("payrecon-serve")
-        app = TracedRequests(app)
+        try:  # as `serve` wraps it: the webhook's span is its batch's (trees before: every request)
+            from receiver.fastpath import is_webhook
+
+            app = TracedRequests(app, untraced=is_webhook)
+        except ImportError:
+            app = TracedRequests(app)
     inbox, task = await _lifespan(app)
     bodies = [_body(n) for n in range(count)]
     statuses: list[int] = []

@@ -15,7 +15,6 @@ from typing import Any
 from sqlalchemy import insert, or_, select, update
 from sqlmodel import Session
 
-from ledger.events import trace
 from ledger.events import transfers as relay_transfers
 from ledger.events.findings import raise_finding
 from ledger.events.types import Subject
@@ -83,8 +82,9 @@ class IncomingDelivery:
     error: str | None = None
     invalid_outcome: DeliveryOutcome = DeliveryOutcome.INVALID
     webhook_id: str | None = None
-    # The W3C traceparent of the request's span (tracing on only): its relay events keep it.
-    traceparent: str | None = None
+    # The sender's W3C `traceparent` header as sent (unchecked bytes, None when absent): the
+    # batch span links to it while tracing is on. Its relay events keep the batch span's.
+    traceparent: bytes | None = None
 
 
 @dataclass
@@ -143,8 +143,8 @@ def apply_delivery(session: Session, delivery: IncomingDelivery, *, now: dt.date
     """Decide the outcome of one delivery, apply it if new, and archive it. Never commits."""
     parsed = delivery.parsed
     if isinstance(parsed, TransferEvent):
-        with trace.continuing(delivery.traceparent):  # its events continue the request's trace
-            applied = apply_event(session, parsed, webhook_id=delivery.webhook_id, now=now)
+        # Its events keep the current span's trace context: the batch's (ledger.events.trace).
+        applied = apply_event(session, parsed, webhook_id=delivery.webhook_id, now=now)
     else:
         applied = Applied(not_applied(parsed, delivery.invalid_outcome))
     archive(session, delivery, applied)

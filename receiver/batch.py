@@ -95,10 +95,10 @@ class _Plan:
     changes: dict[int, dict[str, Any]] = field(default_factory=dict)  # known transfers', by id
     new_events: list[tuple[Any, ...]] = field(default_factory=list)  # (id, *event_row)
     # Findings on transfers known before the batch, raised after the writes.
-    # (transfer, finding, what its delivery did, its request's traceparent)
-    findings: list[tuple[HeldTransfer, NewFinding, Applied, str | None]] = field(
-        default_factory=list
-    )
+    # (transfer, finding, what its delivery did)
+    findings: list[tuple[HeldTransfer, NewFinding, Applied]] = field(default_factory=list)
+    # The trace context every relay event of the batch keeps: the batch span's (tracing on).
+    traceparent: str | None = None
     # Ids reserved for the rows this batch creates (ledger.bulk.reserve_ids).
     transfer_ids: Iterator[int] = field(default_factory=lambda: iter(()))
     event_ids: Iterator[int] = field(default_factory=lambda: iter(()))
@@ -111,7 +111,9 @@ def apply_batch(
     bulk = Bulk(session.connection())
     events = [d.parsed for d in deliveries if isinstance(d.parsed, TransferEvent)]
     stamp = bulk.time(now)
-    plan = _Plan(stamp=stamp, outbox=BulkOutbox(bulk, now=now, stamp=stamp))
+    plan = _Plan(
+        stamp=stamp, outbox=BulkOutbox(bulk, now=now, stamp=stamp), traceparent=trace.current()
+    )
     if events:
         _prefetch(bulk, plan, events, [d.webhook_id for d in deliveries if d.webhook_id])
     results: list[Applied] = []
@@ -244,10 +246,10 @@ def _apply(
             transfer,
             RelayEventType.TRANSFER_REPORTED,
             decision.reported,
-            traceparent=delivery.traceparent,
+            traceparent=plan.traceparent,
         )
     for finding in decision.findings:
-        _open(plan, transfer, finding, applied, traceparent=delivery.traceparent)
+        _open(plan, transfer, finding, applied, traceparent=plan.traceparent)
     return applied, key
 
 
@@ -263,7 +265,7 @@ def _open(
     none yet, so each kind is opened once), after the writes otherwise."""
     assert transfer.id is not None
     if transfer.id not in plan.created:
-        plan.findings.append((transfer, finding, applied, traceparent))
+        plan.findings.append((transfer, finding, applied))
         return
     if plan.outbox.open_finding(
         transfer_id=transfer.id,
@@ -353,19 +355,19 @@ def _write(bulk: Bulk, plan: _Plan) -> list[Statement]:
 def _raise_known_findings(session: Session, plan: _Plan, now: dt.datetime) -> None:
     """Open (or reopen) the findings on transfers that existed before the batch, each with
     its event; rare."""
-    for transfer, finding, applied, traceparent in plan.findings:
+    for transfer, finding, applied in plan.findings:
         assert transfer.id is not None
-        with trace.continuing(traceparent):
-            raised = raise_finding(
-                session,
-                subject=Subject.TRANSFER,
-                subject_id=transfer.id,
-                kind=finding.kind,
-                detail=finding.detail,
-                now=now,
-                reference=transfer.reference,
-                endpoints=plan.outbox.subscribers,
-            )
+        # Its event keeps the current span's trace context: the batch's (ledger.events.trace).
+        raised = raise_finding(
+            session,
+            subject=Subject.TRANSFER,
+            subject_id=transfer.id,
+            kind=finding.kind,
+            detail=finding.detail,
+            now=now,
+            reference=transfer.reference,
+            endpoints=plan.outbox.subscribers,
+        )
         if raised:
             applied.findings.append(finding.kind)
     session.flush()

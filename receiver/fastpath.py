@@ -65,6 +65,18 @@ def route_path(scope: Scope) -> str:
     return path[len(root) :] if path[len(root)] == "/" else path
 
 
+def is_webhook(scope: Scope) -> bool:
+    """True for a request `WebhookRoutes` sends to the webhook endpoint (`/webhook` and
+    `/webhook/{token}`), by the same rule."""
+    if scope["type"] != "http":
+        return False
+    path = route_path(scope)
+    if path == _WEBHOOK:
+        return True
+    token = path[len(_WEBHOOK_TOKEN) :] if path.startswith(_WEBHOOK_TOKEN) else ""
+    return bool(token) and "/" not in token
+
+
 class WebhookRoutes:
     """Pure ASGI dispatch: `/webhook` and `/webhook/{token}` go straight to the webhook endpoint;
     every other request goes on to the rest of the app."""

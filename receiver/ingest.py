@@ -37,7 +37,17 @@ _QUIET_ROUNDS = 2
 class _Pending:
     delivery: IncomingDelivery
     future: asyncio.Future[Applied]
-    link: Any = None  # the request's span, linked from its batch's span (tracing on only)
+
+
+def _outcome_counts(results: list[Applied | Exception]) -> dict[str, int]:
+    """The batch span's per-request facts: how many of its deliveries had each outcome
+    (`payrecon.outcome.<outcome>`; `unavailable` for those answered 503)."""
+    counts: dict[str, int] = {}
+    for result in results:
+        name = "unavailable" if isinstance(result, Exception) else result.outcome.value
+        key = f"payrecon.outcome.{name}"
+        counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 def _order_key(item: _Pending) -> str:
@@ -94,10 +104,7 @@ class GroupCommitWriter:
         if self._task is None or self._task.done():
             raise IngestUnavailableError("the receiver is not accepting deliveries")
         future: asyncio.Future[Applied] = asyncio.get_running_loop().create_future()
-        link = tracing.link_to_current()
-        if link is not None:  # tracing on: the delivery's events continue the request's trace
-            delivery.traceparent = tracing.traceparent_of(link.context)
-        pending = _Pending(delivery, future, link)
+        pending = _Pending(delivery, future)
         self._queue.put_nowait(pending)  # unbounded: never waits
         return await future
 
@@ -126,14 +133,20 @@ class GroupCommitWriter:
 
     async def _settle(self, batch: list[_Pending], slots: asyncio.Semaphore) -> None:
         """Commit one batch in a worker thread and answer each of its deliveries."""
-        # One span per batch, linked to the span of each request it answers (docs/rules.md:
-        # Observability); a shared no-op while tracing is off.
-        links = [item.link for item in batch if item.link is not None]
+        # The webhook's one recorded span (docs/architecture.md, "Tracing the webhook"): one
+        # per batch, no span per request. It links to the trace each sender named in its
+        # `traceparent`, its relay events keep its context, and it counts the batch's outcomes.
+        # Off, `span` is a shared no-op and nothing here looks at a delivery.
         try:
             started = time.perf_counter()
+            links: list[Any] = []
+            if tracing.enabled():
+                links = tracing.links_to(item.delivery.traceparent for item in batch)
             attributes = {"payrecon.batch_size": len(batch)}
-            with tracing.span("ingest.group_commit", attributes, links=links):
+            with tracing.span("ingest.group_commit", attributes, links=links) as current:
                 results = await asyncio.to_thread(self._commit, batch)
+                if current is not None:
+                    current.set_attributes(_outcome_counts(results))
             if self.on_batch is not None:
                 self.on_batch(len(batch), time.perf_counter() - started)
         except Exception as exc:  # a bug, not the database: still answer every request

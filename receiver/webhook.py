@@ -263,6 +263,8 @@ class WebhookEndpoint:
             body_sha256=hashlib.sha256(body).hexdigest(),
             size=len(body),
             webhook_id=webhook_id[:200] if webhook_id else None,
+            # Read by the batch only while tracing is on: one lookup here, nothing parsed.
+            traceparent=headers.get(b"traceparent"),
         )
 
     async def _archive_invalid(

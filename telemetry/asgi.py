@@ -3,11 +3,14 @@
 The receiver's webhook is a raw-ASGI fast path (receiver/fastpath.py); the Starlette
 instrumentation would add middleware frames to every delivery even with tracing off, so the
 composition root wraps the app in this class only when tracing is on. The span continues the
-caller's trace when the request carries a W3C `traceparent`.
+caller's trace when the request carries a W3C `traceparent`. Requests `untraced` names (the
+webhook's: its group commit records one span per batch instead, docs/architecture.md) pass
+straight through.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -18,8 +21,9 @@ from telemetry import tracing
 class TracedRequests:
     """ASGI middleware: each HTTP request runs inside a span named after its method and path."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, *, untraced: Callable[[Scope], bool] | None = None) -> None:
         self.app = app
+        self.untraced = untraced
 
     def __getattr__(self, name: str) -> Any:
         # The wrapped app's attributes (Starlette's `state`, `routes`…) stay reachable.
@@ -29,7 +33,11 @@ class TracedRequests:
         if scope["type"] == "lifespan":
             await self.app(scope, receive, _flushing(send))
             return
-        if scope["type"] != "http" or not tracing.enabled():
+        if (
+            scope["type"] != "http"
+            or not tracing.enabled()
+            or (self.untraced is not None and self.untraced(scope))
+        ):
             await self.app(scope, receive, send)
             return
         # Only a request that carries a traceparent pays for reading it (the webhook is hot).

@@ -2,7 +2,7 @@
 Observability).
 
 Off, nothing of OpenTelemetry is imported and every helper here costs a global lookup: `span`
-hands back one shared no-op context manager, `link_to_current` None. On, spans go to an OTLP/HTTP
+hands back one shared no-op context manager, `links_to` no links. On, spans go to an OTLP/HTTP
 exporter (the standard `OTEL_*` variables apply: endpoint, headers, service name) through a
 batching processor, and `inject` writes the W3C `traceparent` of the current span into outgoing
 headers. The process's tracer provider is ours, not OpenTelemetry's global one, so tests can
@@ -15,7 +15,15 @@ import contextlib
 import functools
 import os
 import time
-from collections.abc import Callable, Coroutine, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import (
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    Sequence,
+)
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 import httpx
@@ -25,6 +33,7 @@ from ledger.events import trace as event_trace
 ENDPOINT_VARIABLE = "OTEL_EXPORTER_OTLP_ENDPOINT"
 
 _NO_SPAN = contextlib.nullcontext()
+_MAX_LINKS = 1024
 _T = TypeVar("_T")
 _P = ParamSpec("_P")
 
@@ -67,12 +76,15 @@ def configure_tracing(
         return False
     # Imported here: a process with tracing off never pays for OpenTelemetry's import.
     from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace import SpanLimits, TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
     shutdown_tracing()
     resource = Resource.create({"service.name": env.get("OTEL_SERVICE_NAME") or service})
-    provider = TracerProvider(resource=resource)
+    # A group commit's span links to up to a whole batch of requests (256 by default); the
+    # SDK's default keeps 128 links. OTEL_SPAN_LINK_COUNT_LIMIT still decides when it is set.
+    links = None if os.environ.get("OTEL_SPAN_LINK_COUNT_LIMIT") else _MAX_LINKS
+    provider = TracerProvider(resource=resource, span_limits=SpanLimits(max_links=links))
     processor: Any
     if exporter is None:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -213,7 +225,8 @@ _HEX = frozenset("0123456789abcdef")
 class RequestSpan:
     """The SERVER span of one HTTP request, made without the SDK's span machinery.
 
-    The webhook is the hot path: an SDK span (sampler, limits, locks, a span processor's
+    Every route but the webhook gets one (the webhook's recorded span is its group commit's,
+    receiver/ingest.py). An SDK span (sampler, limits, locks, a span processor's
     on_start and on_end) cost as much again as its export. This one takes its ids from the
     provider's generator, asks the provider's sampler, is current (as a non-recording span, so
     links and child spans find it) while the request runs, and on exit hands one finished,
@@ -299,13 +312,26 @@ def traced(
     return decorate
 
 
-def link_to_current() -> Any:
-    """A link to the current span (for a span that serves many, such as a group commit), or
-    None when tracing is off or no span is current."""
+def links_to(traceparents: Iterable[bytes | str | None]) -> list[Any]:
+    """Links to the spans incoming W3C `traceparent` headers name (for a span that serves many
+    requests, such as a group commit): one per valid value, in order; absent, malformed or
+    hostile values make none, and tracing off makes none at all."""
     if _state.tracer is None:
-        return None
-    context = _state.current_span().get_span_context()
-    return _state.link(context) if context.is_valid else None
+        return []
+    link, links = _state.link, []
+    for value in traceparents:
+        if not value:
+            continue
+        text = value.decode("latin-1") if isinstance(value, bytes) else value
+        context = parse_traceparent(text[:_TRACEPARENT_MAX])
+        if context is not None:
+            links.append(link(context))
+    return links
+
+
+# Longer than any traceparent a version this code knows writes (55 characters); a future
+# version may append fields, which parse_traceparent ignores, but no more is read than this.
+_TRACEPARENT_MAX = 512
 
 
 def traceparent_of(context: Any) -> str | None:

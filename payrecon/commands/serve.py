@@ -47,6 +47,7 @@ def serve(ctx: click.Context, host: str, port: int, limit_concurrency: int | Non
     from payrecon.clients import make_client
     from payrecon.headertimeout import header_timeout_protocol
     from receiver.app import sender_policy
+    from receiver.fastpath import is_webhook
     from telemetry.asgi import TracedRequests
     from telemetry.tracing import configure_tracing, shutdown_tracing
 
@@ -65,10 +66,11 @@ def serve(ctx: click.Context, host: str, port: int, limit_concurrency: int | Non
             "events (deliveries are still accepted); set PAYRECON_WEBHOOK_TOKEN and/or "
             "PAYRECON_WEBHOOK_ALLOWED_IPS"
         )
-    # Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; off, the app is served unwrapped.
+    # Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; off, the app is served unwrapped. On, the
+    # webhook gets no span per request: its group commit's batch span is the one recorded.
     traced = configure_tracing("payrecon-serve")
     config = uvicorn.Config(
-        TracedRequests(app) if traced else app,
+        TracedRequests(app, untraced=is_webhook) if traced else app,
         host=host,
         port=port,
         # Our own X-Forwarded-For handling trusts only PAYRECON_TRUSTED_PROXIES;

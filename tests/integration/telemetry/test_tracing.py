@@ -1,6 +1,7 @@
-"""Tracing on: spans for webhooks and their group commit (linked), relay attempts and provider
-calls, the W3C traceparent on what goes out, exported in memory and to a real OTLP/HTTP
-receiver by the real commands."""
+"""Tracing on: one span per group commit for the webhook (linked to the senders' traces, no span
+per request), request spans on other routes, relay attempts and provider calls, the W3C
+traceparent on what goes out, exported in memory and to a real OTLP/HTTP receiver by the real
+commands."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from payrecon.app import create_app
 from payrecon.settings import Settings
 from provider.async_client import AsyncProviderClient
 from receiver.apply import apply_delivery
+from receiver.fastpath import is_webhook
 from telemetry import tracing
 from telemetry.asgi import TracedRequests
 from tests.integration.relay.outbox_helpers import add_endpoints, webhook
@@ -38,6 +40,12 @@ from tests.support.servers import running_server
 from tests.support.webhooks import encode, success_body
 
 INCOMING = "00-" + "a" * 32 + "-" + "b" * 16 + "-01"
+SENDER = (int("a" * 32, 16), int("b" * 16, 16))  # the trace and span INCOMING names
+
+
+def _traced(app: object) -> TracedRequests:
+    """The app as `serve` wraps it while tracing is on: request spans on all but the webhook."""
+    return TracedRequests(app, untraced=is_webhook)  # type: ignore[arg-type]
 
 
 @pytest.fixture
@@ -60,37 +68,76 @@ def _by_name(exporter: InMemorySpanExporter, name: str) -> list:  # type: ignore
     return [span for span in exporter.get_finished_spans() if span.name == name]
 
 
-def test_webhooks_and_their_group_commit_are_linked_spans(
+def test_webhooks_record_only_their_group_commit_linked_to_the_senders(
     engine: Engine, exporter: InMemorySpanExporter
 ) -> None:
-    """Each webhook request is a SERVER span (continuing an incoming traceparent); each group
-    commit a span linked to the requests it stored."""
+    """A webhook makes no span of its own; each group commit is one span linked to the trace
+    each of its senders named, counting its outcomes; other routes keep their request spans."""
     app = create_app(Settings(_env_file=None), engine=engine)
-
-    async def deliver(base: str) -> list[int]:
-        async with httpx.AsyncClient(base_url=base, timeout=30) as client:
-            answers = await asyncio.gather(
-                *(
-                    client.post(
-                        "/webhook",
-                        content=encode(success_body(f"TRF-trace-{i}")),
-                        headers={"Content-Type": "application/json", "traceparent": INCOMING},
-                    )
-                    for i in range(6)
-                )
-            )
-        return [answer.status_code for answer in answers]
-
-    with running_server(TracedRequests(app)) as base:
-        assert asyncio.run(deliver(base)) == [200] * 6
-    requests = _by_name(exporter, "POST /webhook")
-    assert len(requests) == 6
-    assert {format(span.context.trace_id, "032x") for span in requests} == {"a" * 32}
-    assert all(span.attributes["http.response.status_code"] == 200 for span in requests)
+    with running_server(_traced(app)) as base:
+        sent = {"traceparent": INCOMING}
+        assert _webhooks(base, [f"TRF-trace-{i}" for i in range(6)], sent) == [200] * 6
+        assert _webhooks(base, ["TRF-trace-0", "TRF-untraced"], {}) == [200] * 2
+        assert httpx.get(base + "/healthz", timeout=10).status_code == 200
+    assert _by_name(exporter, "POST /webhook") == []
+    [health] = _by_name(exporter, "GET /healthz")
+    assert health.attributes["http.response.status_code"] == 200
     batches = _by_name(exporter, "ingest.group_commit")
-    linked = {link.context.span_id for batch in batches for link in batch.links}
-    assert linked == {span.context.span_id for span in requests}
-    assert sum(batch.attributes["payrecon.batch_size"] for batch in batches) == 6
+    links = [(link.context.trace_id, link.context.span_id) for b in batches for link in b.links]
+    assert links == [SENDER] * 6  # the two sent without a traceparent link to nothing
+    assert all(batch.parent is None for batch in batches)  # a root: no sender decides for it
+    assert sum(batch.attributes["payrecon.batch_size"] for batch in batches) == 8
+    outcomes: dict[str, int] = {}
+    for batch in batches:
+        for key, value in batch.attributes.items():
+            if key.startswith("payrecon.outcome."):
+                outcomes[key] = outcomes.get(key, 0) + value
+    assert outcomes == {"payrecon.outcome.accepted": 7, "payrecon.outcome.duplicate": 1}
+
+
+HOSTILE = [
+    "00-" + "a" * 32 + "-" + "0" * 16 + "-01",  # an all-zero span id
+    "ff-" + "a" * 32 + "-" + "b" * 16 + "-01",  # version ff
+    "00-" + "A" * 32 + "-" + "b" * 16 + "-01",  # upper case
+    "garbage",
+    "0" * 6000,  # oversized (within what the server accepts as a header)
+    "00-" + "a" * 32 + "-" + "b" * 16 + "-01\u00e9".encode().decode("latin-1"),
+]
+
+
+def test_malformed_or_hostile_traceparents_are_not_linked_and_change_no_answer(
+    engine: Engine, exporter: InMemorySpanExporter
+) -> None:
+    """A webhook whose traceparent is malformed, oversized or repeated is stored and answered
+    as any other; only a valid one (the first of repeated headers) is linked."""
+    app = create_app(Settings(_env_file=None), engine=engine)
+    with running_server(_traced(app)) as base:
+        for i, value in enumerate(HOSTILE):
+            answer = httpx.post(
+                base + "/webhook",
+                content=encode(success_body(f"TRF-hostile-{i}")),
+                headers=[
+                    (b"content-type", b"application/json"),
+                    (b"traceparent", value.encode("latin-1")),
+                ],
+                timeout=10,
+            )
+            assert (answer.status_code, answer.json()["outcome"]) == (200, "accepted")
+        repeated = [
+            ("traceparent", INCOMING),
+            ("traceparent", "00-" + "c" * 32 + "-" + "d" * 16 + "-01"),
+        ]
+        answer = httpx.post(
+            base + "/webhook",
+            content=encode(success_body("TRF-hostile-repeated")),
+            headers=[("Content-Type", "application/json"), *repeated],
+            timeout=10,
+        )
+        assert answer.status_code == 200
+    batches = _by_name(exporter, "ingest.group_commit")
+    assert sum(batch.attributes["payrecon.batch_size"] for batch in batches) == len(HOSTILE) + 1
+    links = [(link.context.trace_id, link.context.span_id) for b in batches for link in b.links]
+    assert links == [SENDER]
 
 
 def test_a_relay_attempt_is_a_span_and_its_traceparent_reaches_the_endpoint(
@@ -154,9 +201,9 @@ def test_statement_import_helper_records_a_span(exporter: InMemorySpanExporter) 
 def test_serve_and_relay_run_export_to_a_local_otlp_receiver(
     database_url: str, engine: Engine
 ) -> None:
-    """With OTEL_EXPORTER_OTLP_ENDPOINT set, `serve` exports the webhook and its linked group
-    commit, `relay run` the attempt whose traceparent the endpoint received: one payout from
-    webhook to relay delivery."""
+    """With OTEL_EXPORTER_OTLP_ENDPOINT set, `serve` exports the webhook's group commit (linked
+    to the sender's trace), `relay run` the attempt whose traceparent the endpoint received: one
+    payout from the webhook's batch to relay delivery, one trace."""
     receiver = OtlpReceiver()
     consumer = support.Consumer()
     with running_server(receiver.app()) as otlp, support.serving(consumer) as hook:
@@ -170,7 +217,7 @@ def test_serve_and_relay_run_export_to_a_local_otlp_receiver(
             answer = httpx.post(
                 f"http://127.0.0.1:{port}/webhook",
                 content=encode(success_body("TRF-otlp-1")),
-                headers={"Content-Type": "application/json"},
+                headers={"Content-Type": "application/json", "traceparent": INCOMING},
                 timeout=10,
             )
             assert answer.status_code == 200
@@ -183,10 +230,11 @@ def test_serve_and_relay_run_export_to_a_local_otlp_receiver(
                 time.sleep(0.1)
         finally:
             stop(relay)
-    [webhook] = receiver.named("POST /webhook")
-    assert webhook.service == "payrecon-serve"
+    assert receiver.named("POST /webhook") == []  # the webhook's span is its batch's
     [batch] = receiver.named("ingest.group_commit")
-    assert batch.links == ((webhook.trace_id, webhook.span_id),)
+    assert batch.service == "payrecon-serve"
+    assert batch.links == (("a" * 32, "b" * 16),)  # the sender's trace, linked
+    assert batch.attributes["payrecon.outcome.accepted"] == 1
     [attempt] = receiver.named("relay.attempt")
     assert attempt.service == "payrecon-relay"
     assert attempt.attributes["payrecon.subject"].startswith("transfer:")
@@ -194,8 +242,9 @@ def test_serve_and_relay_run_export_to_a_local_otlp_receiver(
     # The orphan transfer the webhook created is known by its merchant reference.
     assert delivered.subject == "m-TRF-otlp-1"
     assert _ids(delivered.headers["traceparent"]) == (attempt.trace_id, attempt.span_id)
-    # One trace: the attempt is a child of the webhook's request span, in another process.
-    assert (attempt.trace_id, attempt.parent_id) == (webhook.trace_id, webhook.span_id)
+    # One trace: the attempt is a child of the webhook's batch span, in another process.
+    assert (attempt.trace_id, attempt.parent_id) == (batch.trace_id, batch.span_id)
+    assert batch.trace_id != "a" * 32
 
 
 def _traceparent(span) -> str:  # type: ignore[no-untyped-def]
@@ -233,67 +282,68 @@ def _webhooks(base: str, references: list[str], headers: dict[str, str]) -> list
 def test_a_webhook_and_its_relay_delivery_are_one_trace(
     engine: Engine, exporter: InMemorySpanExporter
 ) -> None:
-    """Each webhook's relay events keep its request's traceparent (not its batch's); the
-    attempt that delivers it is a child of that request span, and the consumer receives the
-    attempt's traceparent: one trace id from the webhook to the consumer."""
+    """Each webhook's relay events keep its batch span's traceparent; the attempt that
+    delivers one is a child of that batch span, and the consumer receives the attempt's
+    traceparent: one trace id from the webhook's group commit to the consumer."""
     consumer = support.Consumer()
     app = create_app(Settings(_env_file=None), engine=engine)
     with support.serving(consumer) as url:
         support.add_endpoint(engine, url + "/hook", types="transfer.reported")
         # The relay runs while serve does: serve's stop switches tracing off (its flush).
-        with running_server(TracedRequests(app)) as base:
+        with running_server(_traced(app)) as base:
             assert _webhooks(base, [f"TRF-one-{i}" for i in range(3)], {}) == [200] * 3
             support.run_until(engine, lambda: len(consumer.received) >= 3, limit=30)
-    requests = {span.context.span_id: span for span in _by_name(exporter, "POST /webhook")}
-    assert len(requests) == 3
-    # Each orphan webhook writes transfer.reported and finding.opened, both in its trace.
-    stored = sorted(_stored(engine), key=lambda row: (row[1] or "", row[0]))
+    batches = {span.context.span_id: span for span in _by_name(exporter, "ingest.group_commit")}
+    assert sum(batch.attributes["payrecon.batch_size"] for batch in batches.values()) == 3
+    # Each orphan webhook writes transfer.reported and finding.opened, both in its batch's trace.
+    stored = _stored(engine)
     assert sorted(kind for kind, _ in stored) == ["finding.opened"] * 3 + ["transfer.reported"] * 3
-    assert stored == [
-        (kind, _traceparent(span))
-        for span in sorted(requests.values(), key=_traceparent)
-        for kind in ("finding.opened", "transfer.reported")
-    ]
+    assert {traceparent for _, traceparent in stored} <= {
+        _traceparent(batch) for batch in batches.values()
+    }
     attempts = _by_name(exporter, "relay.attempt")
     assert len(attempts) == 3
     for attempt in attempts:
-        request = requests[attempt.parent.span_id]
-        assert attempt.context.trace_id == request.context.trace_id
+        batch = batches[attempt.parent.span_id]
+        assert attempt.context.trace_id == batch.context.trace_id
     received = {_ids(hook.headers["traceparent"]) for hook in consumer.received}
     assert received == {
         (f"{a.context.trace_id:032x}", f"{a.context.span_id:016x}") for a in attempts
     }
-    # Three separate traces, one per webhook: a batch joins them only by its links.
-    assert len({span.context.trace_id for span in requests.values()}) == 3
 
 
-def test_an_incoming_traceparent_is_continued_to_the_consumer(
+def test_an_incoming_traceparent_is_linked_not_continued(
     engine: Engine, exporter: InMemorySpanExporter
 ) -> None:
-    """A provider's traceparent on the webhook is the trace the consumer's delivery joins."""
+    """A provider's traceparent on the webhook is linked from the batch span; the consumer's
+    delivery joins the batch's trace, not the sender's (docs/architecture.md, "Tracing the
+    webhook")."""
     consumer = support.Consumer()
     app = create_app(Settings(_env_file=None), engine=engine)
     with support.serving(consumer) as url:
         support.add_endpoint(engine, url + "/hook", types="transfer.reported")
         # The relay runs while serve does: serve's stop switches tracing off (its flush).
-        with running_server(TracedRequests(app)) as base:
+        with running_server(_traced(app)) as base:
             assert _webhooks(base, ["TRF-in-1"], {"traceparent": INCOMING}) == [200]
             support.run_until(engine, lambda: len(consumer.received) >= 1, limit=30)
+    [batch] = _by_name(exporter, "ingest.group_commit")
+    assert [(link.context.trace_id, link.context.span_id) for link in batch.links] == [SENDER]
     [hook] = consumer.received
-    assert _ids(hook.headers["traceparent"])[0] == "a" * 32
+    assert _ids(hook.headers["traceparent"])[0] == f"{batch.context.trace_id:032x}"
 
 
-def test_the_per_delivery_path_keeps_the_request_trace(
+def test_the_per_delivery_path_keeps_the_current_span(
     engine: Engine, exporter: InMemorySpanExporter
 ) -> None:
-    """A delivery applied on its own (the batch's fallback) stores its request's traceparent,
-    not the current span's."""
+    """A delivery applied on its own (the batch's fallback, which runs inside the batch span)
+    stores the current span's traceparent, never the sender's."""
     add_endpoints(engine)
     delivery = webhook("transfer.success", "TRF-single-1")
-    delivery.traceparent = INCOMING
-    with tracing.span("elsewhere"), write_session(engine) as session:
+    delivery.traceparent = INCOMING.encode()
+    with tracing.span("ingest.group_commit"), write_session(engine) as session:
         apply_delivery(session, delivery, now=dt.datetime.now(dt.UTC))
-    assert {traceparent for _, traceparent in _stored(engine)} == {INCOMING}
+    [batch] = _by_name(exporter, "ingest.group_commit")
+    assert {traceparent for _, traceparent in _stored(engine)} == {_traceparent(batch)}
 
 
 def test_reconcile_pass_events_carry_the_pass_context(

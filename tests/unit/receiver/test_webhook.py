@@ -19,7 +19,7 @@ from payrecon.logconfig import configure_logging
 from receiver.apply import Applied, IncomingDelivery
 from receiver.auth import SenderPolicy
 from receiver.errors import IngestUnavailableError
-from receiver.fastpath import WebhookRoutes, route_path
+from receiver.fastpath import WebhookRoutes, is_webhook, route_path
 from receiver.metrics import create_metrics
 from receiver.webhook import WebhookEndpoint, WebhookState
 from tests.support.webhooks import encode, success_body
@@ -154,6 +154,45 @@ def test_route_path_strips_the_root_path_only_at_a_segment_boundary(
 ) -> None:
     """The dispatch matches the path below the mount point, as Starlette's router does."""
     assert route_path({"path": path, "root_path": root_path}) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "root_path"),
+    [
+        (path, root)
+        for root in ("", "/hooks")
+        for path in (
+            "/webhook",
+            "/webhook/tok",
+            "/webhook/",
+            "/webhook/a/b",
+            "/webhooks",
+            "/healthz",
+            "/hooks/webhook",
+            "/hooks/webhook/tok",
+            "/hooks/webhook/a/b",
+            "/hooksx/webhook",
+            "/hooks",
+        )
+    ],
+)
+def test_is_webhook_names_exactly_what_the_dispatch_sends_to_the_endpoint(
+    path: str, root_path: str
+) -> None:
+    """The paths tracing leaves to the group commit are those the dispatch hands the webhook
+    endpoint, with or without a root path."""
+    taken: list[str] = []
+
+    def endpoint(scope: Any, receive: Any, send: Any) -> Any:
+        taken.append("endpoint")
+
+    def rest(scope: Any, receive: Any, send: Any) -> Any:
+        taken.append("rest")
+
+    scope = {"type": "http", "path": path, "root_path": root_path}
+    WebhookRoutes(rest, endpoint)(dict(scope), None, None)  # type: ignore[arg-type]
+    assert is_webhook(dict(scope)) == (taken == ["endpoint"])
+    assert not is_webhook({"type": "lifespan"})
 
 
 def test_a_receiver_mounted_under_a_root_path_still_takes_webhooks() -> None:

@@ -1,4 +1,5 @@
-"""A request's incoming traceparent is read as OpenTelemetry's propagator reads it."""
+"""A request's incoming traceparent is read as OpenTelemetry's propagator reads it, for a
+request span's parent and for a group commit's links."""
 
 from __future__ import annotations
 
@@ -71,15 +72,37 @@ def test_a_request_span_is_current_and_exported_with_its_status(tracing_on: None
     is exported once with its status code, continuing the incoming trace."""
     memory = InMemorySpanExporter()
     tracing.configure_tracing("payrecon-test", exporter=memory)
-    current = tracing.request_span("POST /webhook", {"url.path": "/webhook"}, CASES[0])
+    current = tracing.request_span("POST /admin", {"url.path": "/admin"}, CASES[0])
     assert current is not None
     with current:
-        assert tracing.current_traceparent() == tracing.traceparent_of(current.context)
-        link = tracing.link_to_current()
+        inside = tracing.current_traceparent()
         current.status = 503
     assert tracing.current_traceparent() is None
     [span] = memory.get_finished_spans()
-    assert link.context.span_id == span.context.span_id
+    assert inside == tracing.traceparent_of(span.context)
     assert f"{span.context.trace_id:032x}" == TRACE and span.parent.span_id == int(SPAN, 16)
     assert span.attributes["http.response.status_code"] == 503
     assert not span.status.is_ok
+
+
+def test_links_to_links_each_valid_traceparent_as_the_propagator_reads_it(tracing_on: None) -> None:
+    """One link per value the propagator finds valid, in order, from text or header bytes;
+    absent, malformed and oversized values make none."""
+    values: list[bytes | str | None] = [*CASES, None, b"", *(c.encode() for c in CASES)]
+    values.append(("00-" + TRACE + "-" + SPAN + "-01").encode() + b"x" * 100_000)
+    expected = [_ours(c) for c in CASES if _ours(c) is not None] * 2
+    links = tracing.links_to(values)
+    got = [(k.context.trace_id, k.context.span_id, int(k.context.trace_flags) & 1) for k in links]
+    assert got == expected
+    assert all(link.context.is_remote for link in links)
+
+
+def test_a_group_commit_span_keeps_a_whole_batch_of_links(tracing_on: None) -> None:
+    """A batch span keeps a link for each of 256 requests (the SDK's default keeps 128)."""
+    memory = InMemorySpanExporter()
+    tracing.configure_tracing("payrecon-test", exporter=memory)
+    values = [f"00-{TRACE}-{i + 1:016x}-01" for i in range(256)]
+    with tracing.span("ingest.group_commit", links=tracing.links_to(values)):
+        pass
+    [span] = memory.get_finished_spans()
+    assert [link.context.span_id for link in span.links] == list(range(1, 257))
