@@ -18,6 +18,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlmodel import Field, SQLModel
 
@@ -559,6 +560,14 @@ class StatementLine(SQLModel, table=True):
         Index("ix_statement_line_collection", "collection_id"),
         Index("ix_statement_line_other", "other_line_id"),
         Index("ix_statement_line_amount_date", "amount", "date"),
+        # The reversal credits still waiting for their transfer's confirmed success: every
+        # reconcile pass looks at them again (migration 0014; a handful of rows at most).
+        Index(
+            "ix_statement_line_reversal_pending",
+            "transfer_id",
+            sqlite_where=text("reversal_pending"),
+            postgresql_where=text("reversal_pending"),
+        ),
         CheckConstraint("amount > 0", name="ck_statement_line_amount"),
     )
 
