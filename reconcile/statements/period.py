@@ -32,7 +32,6 @@ from statements.facts import AccountKind, LineState, SubjectKind, SubjectRef
 from statements.facts import StatementLine as LineFact
 from statements.tieout import BalanceGap, MovementMismatch, TieOut, tie_subject
 
-
 # The days a period may start and end on (docs/rules.md "Period tie-out"): the tie-out reads
 # BOUNDARY days either side of the period, so both ends stay well inside the calendar's range.
 # Every entry (API, CLI, console) refuses other days through `admin.actions.statements`.
