@@ -21,7 +21,7 @@ from ledger.events.types import Subject
 from ledger.models import Finding, FindingNote
 from ledger.subjects import about
 from ledger.types import FindingKind, FindingState, takes_text
-from ledger.upsert import insert_ignore
+from ledger.upsert import insert_ignore, insert_ignore_many
 
 _TABLE = Finding.__table__  # type: ignore[attr-defined]
 
@@ -70,6 +70,56 @@ def raise_finding(
     finding.detail = detail
     finding.updated_at = now
     return finding
+
+
+# Findings per INSERT statement in `open_new_findings` (7 parameters each: SQLite takes at
+# most 32,766 in one statement).
+NEW_FINDINGS_CHUNK = 2_000
+
+
+def open_new_findings(
+    session: Session,
+    *,
+    subject: Subject,
+    kind: FindingKind,
+    details: dict[int, str],
+    now: dt.datetime,
+) -> list[Finding]:
+    """Open `kind` on each subject id of `details` (its detail) that has no finding of that
+    kind at all, a few statements per thousands; the findings opened (not attached to the
+    session). A subject that already has one (open, or resolved and to be reopened) is left
+    out: `raise_finding` decides about it."""
+    opened: list[Finding] = []
+    ids = sorted(details)
+    for start in range(0, len(ids), NEW_FINDINGS_CHUNK):
+        chunk = ids[start : start + NEW_FINDINGS_CHUNK]
+        rows = [
+            {
+                "subject": subject.value,
+                "subject_id": subject_id,
+                "kind": kind.value,
+                "detail": details[subject_id],
+                "opened_at": now,
+                "updated_at": now,
+            }
+            for subject_id in chunk
+        ]
+        made = insert_ignore_many(
+            session, _TABLE, rows, ["subject", "subject_id", "kind"], ["id", "subject_id"]
+        )
+        for finding_id, subject_id in sorted(made, key=lambda row: int(row[1])):
+            opened.append(
+                Finding(
+                    id=int(finding_id),
+                    subject=subject.value,
+                    subject_id=int(subject_id),
+                    kind=kind.value,
+                    detail=details[int(subject_id)],
+                    opened_at=now,
+                    updated_at=now,
+                )
+            )
+    return opened
 
 
 def resolve_finding(
