@@ -72,11 +72,6 @@ def raise_finding(
     return finding
 
 
-# Findings per INSERT statement in `open_new_findings` (7 parameters each: SQLite takes at
-# most 32,766 in one statement).
-NEW_FINDINGS_CHUNK = 2_000
-
-
 def open_new_findings(
     session: Session,
     *,
@@ -84,42 +79,26 @@ def open_new_findings(
     kind: FindingKind,
     details: dict[int, str],
     now: dt.datetime,
-) -> list[Finding]:
+) -> dict[int, int]:
     """Open `kind` on each subject id of `details` (its detail) that has no finding of that
-    kind at all, a few statements per thousands; the findings opened (not attached to the
-    session). A subject that already has one (open, or resolved and to be reopened) is left
-    out: `raise_finding` decides about it."""
-    opened: list[Finding] = []
-    ids = sorted(details)
-    for start in range(0, len(ids), NEW_FINDINGS_CHUNK):
-        chunk = ids[start : start + NEW_FINDINGS_CHUNK]
-        rows = [
-            {
-                "subject": subject.value,
-                "subject_id": subject_id,
-                "kind": kind.value,
-                "detail": details[subject_id],
-                "opened_at": now,
-                "updated_at": now,
-            }
-            for subject_id in chunk
-        ]
-        made = insert_ignore_many(
-            session, _TABLE, rows, ["subject", "subject_id", "kind"], ["id", "subject_id"]
-        )
-        for finding_id, subject_id in sorted(made, key=lambda row: int(row[1])):
-            opened.append(
-                Finding(
-                    id=int(finding_id),
-                    subject=subject.value,
-                    subject_id=int(subject_id),
-                    kind=kind.value,
-                    detail=details[int(subject_id)],
-                    opened_at=now,
-                    updated_at=now,
-                )
-            )
-    return opened
+    kind at all, in a few statements for thousands; {subject id: finding id} of those opened.
+    A subject that already has one (open, or resolved and to be reopened) is left out:
+    `raise_finding` decides about it."""
+    rows = [
+        {
+            "subject": subject.value,
+            "subject_id": subject_id,
+            "kind": kind.value,
+            "detail": detail,
+            "opened_at": now,
+            "updated_at": now,
+        }
+        for subject_id, detail in sorted(details.items())
+    ]
+    made = insert_ignore_many(
+        session, _TABLE, rows, ["subject", "subject_id", "kind"], ["subject_id", "id"]
+    )
+    return {int(subject_id): int(finding_id) for subject_id, finding_id in made}
 
 
 def resolve_finding(

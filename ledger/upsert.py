@@ -34,13 +34,12 @@ def insert_ignore_many(
     conflict_columns: Sequence[str],
     returning: Sequence[str],
 ) -> list[tuple[Any, ...]]:
-    """Insert the rows (one statement) except those a unique key already holds; the
-    `returning` columns of the rows inserted, in no particular order."""
+    """Insert the rows (one cached statement, sent in batches) except those a unique key
+    already holds; the `returning` columns of the rows inserted, in no particular order."""
     if not rows:
         return []
     dialect = session.get_bind().dialect.name
     module: Any = postgresql if dialect == "postgresql" else sqlite
-    statement = module.insert(table).values(list(rows))
-    statement = statement.on_conflict_do_nothing(index_elements=list(conflict_columns))
-    result = session.execute(statement.returning(*(table.c[name] for name in returning)))
-    return [tuple(row) for row in result]
+    statement = module.insert(table).on_conflict_do_nothing(index_elements=list(conflict_columns))
+    statement = statement.returning(*(table.c[name] for name in returning))
+    return [tuple(row) for row in session.execute(statement, list(rows))]

@@ -77,14 +77,23 @@ def raise_new_findings(
         NewEvent(
             RelayEventType.FINDING_OPENED,
             subject,
-            finding.subject_id,
-            references[finding.subject_id],
-            payloads.finding(finding, reference=references[finding.subject_id], subject=subject),
+            subject_id,
+            references[subject_id],
+            payloads.finding_fields(
+                id=opened[subject_id],
+                kind=kind.value,
+                subject=subject,
+                reference=references[subject_id],
+                detail=details[subject_id],
+                opened_at=now,
+                resolved_at=None,
+                acknowledged_at=None,
+            ),
         )
-        for finding in opened
+        for subject_id in sorted(opened)
     ]
     emit_many(session, events, now=now, endpoints=endpoints)
-    return {finding.subject_id for finding in opened}
+    return set(opened)
 
 
 def resolve_finding(
