@@ -275,6 +275,38 @@ def test_a_bad_import_of_many_unmatched_lines_sends_a_handful_of_alerts(
     assert "600 × unmatched statement line (statement lines)" in message["title"]
 
 
+def test_bulk_opened_findings_match_one_by_one_and_leave_existing_ones_alone(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """A bad import's unmatched lines are opened in bulk with one `finding.opened` each, in
+    line order with their subject's sequence; a line whose finding was resolved is reopened
+    (not duplicated) and an open one is left as it is."""
+    rows = []
+    balance = 10_000_000
+    for n in range(30):
+        balance -= 100
+        rows.append(f"2026-11-02,,UNK-{n:04d},Unknown debit,1.00,,{balance / 100:.2f}")
+    _import(engine, write_csv(tmp_path / "a.csv", rows[:10]))
+    assert len(_open(engine, "unmatched_statement_line")) == 10
+    with write_session(engine) as session:
+        actions.ignore(session, FINANCE, 3, ignored_as="other", note="fee", now=NOW)
+        actions.unmatch(session, FINANCE, 3, now=NOW)  # unmatched again: the finding reopens
+    _import(engine, write_csv(tmp_path / "b.csv", rows), now=NOW + dt.timedelta(minutes=1))
+    found = _findings(engine, "unmatched_statement_line")
+    assert sorted(found) == [("statement_line", n) for n in range(1, 31)]
+    assert all(f.resolved_at is None for f in found.values())
+    with Session(engine) as session:
+        events = session.execute(
+            select(RelayEvent.subject_id, RelayEvent.type, RelayEvent.sequence)  # type: ignore[call-overload]
+            .where(col(RelayEvent.subject) == "statement_line")
+            .order_by(col(RelayEvent.id))
+        ).all()
+    opened = [(int(e[0]), e[2]) for e in events if e[1] == "finding.opened"]
+    assert [i for i, _ in opened] == [*range(1, 11), 3, *range(11, 31)]
+    assert [e[2] for e in events if int(e[0]) == 3] == [1, 2, 3]
+    assert all(sequence == 1 for i, sequence in opened if i > 10)
+
+
 def test_a_finding_on_a_line_reads_as_a_subject_everywhere(engine: Engine) -> None:
     """The findings queue and `findings list` name a line's finding by its id, with the
     line's amount; the pass's summary counts what it raised."""
