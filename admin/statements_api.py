@@ -234,6 +234,8 @@ async def list_statement_lines(request: Request) -> Response:
     account = _text(query, "account")
     state = _choice(query, "state", LINE_STATES)
     since, until = _day(query, "since"), _day(query, "until")
+    if since is not None and until is not None and until < since:
+        raise QueryError("until", "is before since")
     limit = query_limit(query)
     cursor = query.get("cursor") or None
     if cursor is not None:

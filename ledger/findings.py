@@ -21,7 +21,7 @@ from ledger.events.types import Subject
 from ledger.models import Finding, FindingNote
 from ledger.subjects import about
 from ledger.types import FindingKind, FindingState, takes_text
-from ledger.upsert import insert_ignore
+from ledger.upsert import insert_ignore, insert_ignore_many
 
 _TABLE = Finding.__table__  # type: ignore[attr-defined]
 
@@ -70,6 +70,35 @@ def raise_finding(
     finding.detail = detail
     finding.updated_at = now
     return finding
+
+
+def open_new_findings(
+    session: Session,
+    *,
+    subject: Subject,
+    kind: FindingKind,
+    details: dict[int, str],
+    now: dt.datetime,
+) -> dict[int, int]:
+    """Open `kind` on each subject id of `details` (its detail) that has no finding of that
+    kind at all, in a few statements for thousands; {subject id: finding id} of those opened.
+    A subject that already has one (open, or resolved and to be reopened) is left out:
+    `raise_finding` decides about it."""
+    rows = [
+        {
+            "subject": subject.value,
+            "subject_id": subject_id,
+            "kind": kind.value,
+            "detail": detail,
+            "opened_at": now,
+            "updated_at": now,
+        }
+        for subject_id, detail in sorted(details.items())
+    ]
+    made = insert_ignore_many(
+        session, _TABLE, rows, ["subject", "subject_id", "kind"], ["subject_id", "id"]
+    )
+    return {int(subject_id): int(finding_id) for subject_id, finding_id in made}
 
 
 def resolve_finding(

@@ -18,6 +18,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlmodel import Field, SQLModel
 
@@ -225,7 +226,7 @@ class Finding(SQLModel, table=True):
         UniqueConstraint("subject", "subject_id", "kind", name="uq_finding_subject_kind"),
         # The queue's summary (unresolved findings per kind and state) from the index alone.
         Index("ix_finding_unresolved_kind", "resolved_at", "kind", "acknowledged_at"),
-        # The same summary for one assignee (the "Mine" link), from the index alone (0014).
+        # The same summary for one assignee (the "Mine" link), from the index alone (0015).
         Index(
             "ix_finding_assignee_unresolved", "assignee", "resolved_at", "kind", "acknowledged_at"
         ),
@@ -574,6 +575,14 @@ class StatementLine(SQLModel, table=True):
         Index("ix_statement_line_collection", "collection_id"),
         Index("ix_statement_line_other", "other_line_id"),
         Index("ix_statement_line_amount_date", "amount", "date"),
+        # The reversal credits still waiting for their transfer's confirmed success: every
+        # reconcile pass looks at them again (migration 0017; a handful of rows at most).
+        Index(
+            "ix_statement_line_reversal_pending",
+            "transfer_id",
+            sqlite_where=text("reversal_pending"),
+            postgresql_where=text("reversal_pending"),
+        ),
         CheckConstraint("amount > 0", name="ck_statement_line_amount"),
     )
 

@@ -357,6 +357,10 @@ def _period(account: object, since: object, until: object) -> tuple[str, dt.date
                 value = parse_day(value, option=field)
             except PeriodError:
                 raise InvalidError(field, f"{field} must be a day, YYYY-MM-DD") from None
+        if not periods.EARLIEST_DAY <= value <= periods.LATEST_DAY:
+            raise InvalidError(
+                field, f"{field} must be a day from {periods.EARLIEST_DAY} to {periods.LATEST_DAY}"
+            )
         days.append(value)
     first, last = days
     if last < first:

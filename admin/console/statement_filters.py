@@ -13,12 +13,9 @@ from ledger.statement_lines import CURSOR_KIND, LINE_STATES
 from ledger.types import takes_text
 from reconcile.reports.errors import PeriodError
 from reconcile.reports.period import parse_day
+from reconcile.statements.period import EARLIEST_DAY, LATEST_DAY
 
 MAX_ACCOUNT_CHARS = 64
-# Days the tie-out reads: it looks a week either side of the period, so both ends stay well
-# inside the calendar's range.
-EARLIEST_DAY = dt.date(1900, 1, 1)
-LATEST_DAY = dt.date(9000, 12, 31)
 DEFAULT_STATE = "unmatched"
 
 

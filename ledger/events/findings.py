@@ -56,6 +56,46 @@ def raise_finding(
     return finding
 
 
+def raise_new_findings(
+    session: Session,
+    *,
+    kind: FindingKind,
+    subject: Subject,
+    details: dict[int, str],
+    references: dict[int, str],
+    now: dt.datetime,
+    endpoints: list[Subscriber] | None = None,
+) -> set[int]:
+    """`raise_finding` for many subjects that have no finding of `kind` yet, with a few
+    statements per thousands (a bad statement import raises one per line): the findings and
+    their `finding.opened` events (`emit_many`), as one by one. The subject ids opened; the
+    others (a finding of that kind already there) are for `raise_finding`."""
+    opened = ledger_findings.open_new_findings(
+        session, subject=subject, kind=kind, details=details, now=now
+    )
+    events = [
+        NewEvent(
+            RelayEventType.FINDING_OPENED,
+            subject,
+            subject_id,
+            references[subject_id],
+            payloads.finding_fields(
+                id=opened[subject_id],
+                kind=kind.value,
+                subject=subject,
+                reference=references[subject_id],
+                detail=details[subject_id],
+                opened_at=now,
+                resolved_at=None,
+                acknowledged_at=None,
+            ),
+        )
+        for subject_id in sorted(opened)
+    ]
+    emit_many(session, events, now=now, endpoints=endpoints)
+    return set(opened)
+
+
 def resolve_finding(
     session: Session,
     *,

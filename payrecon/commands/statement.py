@@ -166,6 +166,8 @@ def lines_command(
         last = parse_day(until, option="--until") if until else None
     except PeriodError as exc:
         fail(str(exc), EXIT_USAGE)
+    if first is not None and last is not None and last < first:
+        fail("--until is before --since", EXIT_USAGE)
     engine = app_context(ctx).engine(read_only=True)
     try:
         with read_session(engine) as session:

@@ -32,7 +32,7 @@ from sqlalchemy import Date, and_, bindparam, func, select, text
 from sqlmodel import Session, col
 
 from ledger.errors import NotReversibleError
-from ledger.events.findings import raise_finding, resolve_finding
+from ledger.events.findings import raise_finding, raise_new_findings, resolve_finding
 from ledger.events.outbox import Subscriber, subscribers
 from ledger.events.types import RelayEventType, Subject
 from ledger.findings import open_kinds_by_subject
@@ -123,6 +123,26 @@ class _Writer:
         if opened is not None:
             self.counts.raised[kind.value] += 1
 
+    def raise_many(self, kind: FindingKind, subject: Subject, details: dict[int, str]) -> None:
+        """`raise_` on each subject id of `details` (its detail; the id is its reference):
+        those with no finding of `kind` yet in bulk, the others one by one."""
+        if not details:
+            return
+        references = {subject_id: str(subject_id) for subject_id in details}
+        opened = raise_new_findings(
+            self.session,
+            kind=kind,
+            subject=subject,
+            details=details,
+            references=references,
+            now=self.now,
+            endpoints=self.endpoints,
+        )
+        self.counts.raised[kind.value] += len(opened)
+        for subject_id, detail in details.items():
+            if subject_id not in opened:
+                self.raise_(kind, subject, subject_id, references[subject_id], detail)
+
     def resolve(self, kind: FindingKind, subject: Subject, subject_id: int, reference: str) -> None:
         closed = resolve_finding(
             self.session,
@@ -207,20 +227,16 @@ def evaluate_lines(
         lines = session.execute(
             select(StatementLine).where(col(StatementLine.id).in_(chunk))
         ).scalars()
+        to_raise: dict[int, str] = {}
         for line in list(lines):
             assert line.id is not None
             has = FindingKind.UNMATCHED_STATEMENT_LINE.value in open_kinds.get(line.id, set())
             stale = line.state == LineState.UNMATCHED and line.date < cutoff
             if stale and not has:
-                writer.raise_(
-                    FindingKind.UNMATCHED_STATEMENT_LINE,
-                    _LINE,
-                    line.id,
-                    str(line.id),
-                    _line_detail(line),
-                )
+                to_raise[line.id] = _line_detail(line)
             elif has and not stale:
                 writer.resolve(FindingKind.UNMATCHED_STATEMENT_LINE, _LINE, line.id, str(line.id))
+        writer.raise_many(FindingKind.UNMATCHED_STATEMENT_LINE, _LINE, to_raise)
 
 
 def sweep_lines(

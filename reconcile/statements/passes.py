@@ -8,7 +8,8 @@ import datetime as dt
 from collections import Counter
 from typing import Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
+from sqlmodel import Session
 
 from ledger.db import write_session
 from reconcile.statements.facts import load_accounts
@@ -24,6 +25,20 @@ MAX_PASS_LINES = 2_000
 # those of at least this many seconds back (twice the poll interval when that is longer), so
 # a pass that ran late misses none; checking one twice changes nothing.
 STATUS_LOOKBACK_MIN = 120.0
+
+# The reversal credits still pending whose transfer is now a confirmed success: the partial
+# index `ix_statement_line_reversal_pending` (migration 0017) holds only the pending lines.
+_PENDING_REVERSALS = text(
+    "SELECT l.id FROM statement_line l JOIN transfer t ON t.id = l.transfer_id "
+    "WHERE l.reversal_pending AND t.status = 'successful' AND t.confirmed "
+    "ORDER BY l.id LIMIT :limit"
+)
+
+
+def pending_reversals(session: Session, *, limit: int = MAX_PASS_LINES) -> list[int]:
+    """The lines read as a reversal before their transfer was confirmed successful, whose
+    transfer is confirmed successful now: the pass applies them (docs/rules.md "Reversals")."""
+    return [int(row[0]) for row in session.execute(_PENDING_REVERSALS, {"limit": limit})]
 
 
 def match_statements(engine: Engine, settings: Any, *, now: dt.datetime) -> dict[str, int]:
@@ -56,7 +71,10 @@ def match_statements(engine: Engine, settings: Any, *, now: dt.datetime) -> dict
                             key = (match.subject.kind, considered.subjects.ids[match.subject])
                             subjects.add(key)
             reversal_lines = [r.line for r in considered.matching.reversals if r.line]
-            counts["reversals"] = len(reversal_lines)
+        # A credit matched as a reversal while its transfer was not yet confirmed keeps its
+        # flag and is no longer open: it is applied once the transfer is confirmed.
+        reversal_lines = sorted(set(reversal_lines) | set(pending_reversals(session)))
+        counts["reversals"] = len(reversal_lines)
         poll = float(getattr(settings, "poll_interval", 30))
         since = now - dt.timedelta(seconds=max(2 * poll, STATUS_LOOKBACK_MIN))
         found = after_pass(

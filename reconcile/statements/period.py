@@ -32,6 +32,12 @@ from statements.facts import AccountKind, LineState, SubjectKind, SubjectRef
 from statements.facts import StatementLine as LineFact
 from statements.tieout import BalanceGap, MovementMismatch, TieOut, tie_subject
 
+# The days a period may start and end on (docs/rules.md "Period tie-out"): the tie-out reads
+# BOUNDARY days either side of the period, so both ends stay well inside the calendar's range.
+# Every entry (API, CLI, console) refuses other days through `admin.actions.statements`.
+EARLIEST_DAY = dt.date(1900, 1, 1)
+LATEST_DAY = dt.date(9000, 12, 31)
+
 
 @dataclass(frozen=True)
 class Closed:

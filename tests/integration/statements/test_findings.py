@@ -275,6 +275,38 @@ def test_a_bad_import_of_many_unmatched_lines_sends_a_handful_of_alerts(
     assert "600 × unmatched statement line (statement lines)" in message["title"]
 
 
+def test_bulk_opened_findings_match_one_by_one_and_leave_existing_ones_alone(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """A bad import's unmatched lines are opened in bulk with one `finding.opened` each, in
+    line order with their subject's sequence; a line whose finding was resolved is reopened
+    (not duplicated) and an open one is left as it is."""
+    rows = []
+    balance = 10_000_000
+    for n in range(30):
+        balance -= 100
+        rows.append(f"2026-11-02,,UNK-{n:04d},Unknown debit,1.00,,{balance / 100:.2f}")
+    _import(engine, write_csv(tmp_path / "a.csv", rows[:10]))
+    assert len(_open(engine, "unmatched_statement_line")) == 10
+    with write_session(engine) as session:
+        actions.ignore(session, FINANCE, 3, ignored_as="other", note="fee", now=NOW)
+        actions.unmatch(session, FINANCE, 3, now=NOW)  # unmatched again: the finding reopens
+    _import(engine, write_csv(tmp_path / "b.csv", rows), now=NOW + dt.timedelta(minutes=1))
+    found = _findings(engine, "unmatched_statement_line")
+    assert sorted(found) == [("statement_line", n) for n in range(1, 31)]
+    assert all(f.resolved_at is None for f in found.values())
+    with Session(engine) as session:
+        events = session.execute(
+            select(RelayEvent.subject_id, RelayEvent.type, RelayEvent.sequence)  # type: ignore[call-overload]
+            .where(col(RelayEvent.subject) == "statement_line")
+            .order_by(col(RelayEvent.id))
+        ).all()
+    opened = [(int(e[0]), e[2]) for e in events if e[1] == "finding.opened"]
+    assert [i for i, _ in opened] == [*range(1, 11), 3, *range(11, 31)]
+    assert [e[2] for e in events if int(e[0]) == 3] == [1, 2, 3]
+    assert all(sequence == 1 for i, sequence in opened if i > 10)
+
+
 def test_a_finding_on_a_line_reads_as_a_subject_everywhere(engine: Engine) -> None:
     """The findings queue and `findings list` name a line's finding by its id, with the
     line's amount; the pass's summary counts what it raised."""
@@ -325,3 +357,65 @@ def test_a_payout_that_becomes_final_after_the_import_is_found_missing_by_a_pass
     counts = match_statements(engine, object(), now=NOW + dt.timedelta(seconds=30))
     assert counts["findings_raised"] >= 1
     assert _open(engine, "missing_from_statement") == {("transfer", transfer.id)}
+
+
+def test_a_pending_reversal_is_applied_once_its_transfer_is_confirmed(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """A credit back for a transfer held successful but not yet confirmed by the provider
+    keeps `reversal_pending`; the first reconcile pass after the confirmation reverses the
+    transfer (source `statement`), opens `reversed_after_success` and clears the flag."""
+    sample_ledger(engine)
+    with Session(engine) as session:
+        add_transfer(session, "inv-3001", "TRF_UNCONFIRMED01", 700_000, 0, "successful")
+        session.flush()
+        transfer = session.execute(
+            select(Transfer).where(col(Transfer.reference) == "inv-3001")
+        ).scalar_one()
+        transfer.confirmed = False
+        session.commit()
+        transfer_id = transfer.id
+    rows = [
+        *ROWS[:3],
+        '2026-11-02,,TRF_UNCONFIRMED01,Transfer / inv-3001,"7,000.00",,"1,480,489.25"',
+        '2026-11-03,,TRF_UNCONFIRMED01,REVERSAL TRF_UNCONFIRMED01,,"7,000.00","1,487,489.25"',
+    ]
+    _import(engine, write_csv(tmp_path / "rev.csv", rows))
+    with Session(engine) as session:
+        line = session.get(StatementLine, 5)
+        assert line is not None and line.state == "matched" and line.role == "reversal"
+        assert line.reversal_pending is True
+    match_statements(engine, object(), now=NOW + dt.timedelta(minutes=1))
+    assert _open(engine, "reversed_after_success") == set()  # still not confirmed
+    with write_session(engine) as session:
+        found = session.get(Transfer, transfer_id)
+        assert found is not None
+        found.confirmed = True
+    counts = match_statements(engine, object(), now=NOW + dt.timedelta(minutes=2))
+    with Session(engine) as session:
+        found = session.get(Transfer, transfer_id)
+        line = session.get(StatementLine, 5)
+        assert found is not None and line is not None
+        assert (found.status, found.reversal_source) == ("reversed", "statement")
+        assert line.reversal_pending is False
+    assert _open(engine, "reversed_after_success") == {("transfer", transfer_id)}
+    assert counts["findings_raised"] >= 1
+    again = match_statements(engine, object(), now=NOW + dt.timedelta(minutes=3))
+    assert again["findings_raised"] == 0
+
+
+def test_the_pending_reversal_lookup_reads_its_partial_index(engine: Engine) -> None:
+    """The pass finds the pending reversal credits through `ix_statement_line_reversal_pending`
+    (only those lines), not a scan of every statement line."""
+    from reconcile.statements.passes import _PENDING_REVERSALS
+
+    sql = str(_PENDING_REVERSALS).replace(":limit", "10")
+    with engine.connect() as connection:
+        if engine.dialect.name == "sqlite":
+            plan = " ".join(
+                str(r[-1]) for r in connection.exec_driver_sql("EXPLAIN QUERY PLAN " + sql)
+            )
+        else:
+            connection.exec_driver_sql("SET enable_seqscan = off")
+            plan = " ".join(str(r[0]) for r in connection.exec_driver_sql("EXPLAIN " + sql))
+    assert "ix_statement_line_reversal_pending" in plan, plan
