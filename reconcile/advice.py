@@ -70,10 +70,9 @@ ADVICE: dict[str, str] = {
     ),
     FindingKind.UNMATCHED_STATEMENT_LINE: (
         "Money moved on the statement that nothing in the ledger accounts for: match the line "
-        "to its transfer or collection (`payrecon statement match LINE_ID --transfer REF`), or "
-        "explain it (`payrecon statement ignore LINE_ID --as funding|charge|settlement|other "
-        "--note TEXT`); a debit nobody made is a payout from outside payrecon: ask who has "
-        "dashboard access (docs/statements.md)."
+        "to its transfer or collection on the Statements page, or ignore it as a funding, "
+        "charge, settlement or other with the reason; a debit nobody made is a payout from "
+        "outside payrecon: ask who has dashboard access."
     ),
     FindingKind.STATEMENT_BALANCE_GAP: (
         "The statement's running balance jumps before this line: a line is missing from the "
@@ -82,9 +81,8 @@ ADVICE: dict[str, str] = {
     ),
     FindingKind.MISSING_FROM_STATEMENT: (
         "The provider says this money moved but no line of the imported statement shows it: "
-        "check the export covers the day, then look for the line by hand (`payrecon statement "
-        "lines --state unmatched`) and match it, or ask the provider why the wallet shows "
-        "nothing."
+        "check the export covers the day, then look for the line among the unmatched lines on "
+        "the Statements page and match it, or ask the provider why the wallet shows nothing."
     ),
     FindingKind.STATEMENT_MISMATCH: (
         "The statement shows other figures than the ledger for this movement (both in the "
@@ -93,8 +91,8 @@ ADVICE: dict[str, str] = {
     ),
     FindingKind.CLOSED_PERIOD_CHANGED: (
         "Something changed inside a period finance had closed and locked: review the change "
-        "(detail), then close and lock the period again (`payrecon period close ... --lock`) "
-        "so its recorded tie-out is the true one; that resolves the finding."
+        "(detail), then close and lock the period again (Periods page, Close and lock) so its "
+        "recorded tie-out is the true one; that resolves the finding."
     ),
     FindingKind.PAID_AFTER_EXPIRY: (
         "The payment arrived after the collection's account expired: if the order was "
@@ -116,6 +114,14 @@ OPS_HINTS: dict[str, str] = {
     FindingKind.UNDERPAID: "`payrecon collection show REF` shows both figures.",
     FindingKind.OVERPAID: "`payrecon collection show REF` shows both figures.",
     FindingKind.REVERSED_AFTER_SUCCESS: "See docs/finance.md (reversals).",
+    FindingKind.UNMATCHED_STATEMENT_LINE: (
+        "`payrecon statement match LINE_ID --transfer REF` or `payrecon statement ignore "
+        "LINE_ID --as funding|charge|settlement|other --note TEXT` (docs/statements.md)."
+    ),
+    FindingKind.MISSING_FROM_STATEMENT: "`payrecon statement lines --state unmatched`.",
+    FindingKind.CLOSED_PERIOD_CHANGED: (
+        "`payrecon period close --account A --since D --until D --lock`."
+    ),
 }
 _SENDER_HINT = "Sender checks: docs/operations.md section 6."
 GENERIC = "Look the transfer up with the provider and compare it with the ledger."
