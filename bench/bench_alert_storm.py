@@ -45,11 +45,24 @@ def _build(url: str, findings: int) -> None:
             insert(StatementImport.__table__),  # type: ignore[attr-defined]
             [
                 {
-                    "id": 1, "account_id": 1, "file_name": "bad.csv", "format": "csv",
-                    "sha256": "0" * 64, "size": 1, "read": 0, "new": 0, "already_known": 0,
-                    "invalid": 0, "matched": 0, "suggested": 0, "unmatched": 0,
-                    "balance_breaks": "[]", "reversals": "[]",
-                    "locked_periods": "[]", "imported_by": "bench", "imported_at": opened,
+                    "id": 1,
+                    "account_id": 1,
+                    "file_name": "bad.csv",
+                    "format": "csv",
+                    "sha256": "0" * 64,
+                    "size": 1,
+                    "read": 0,
+                    "new": 0,
+                    "already_known": 0,
+                    "invalid": 0,
+                    "matched": 0,
+                    "suggested": 0,
+                    "unmatched": 0,
+                    "balance_breaks": "[]",
+                    "reversals": "[]",
+                    "locked_periods": "[]",
+                    "imported_by": "bench",
+                    "imported_at": opened,
                 }
             ],
         )
@@ -59,11 +72,20 @@ def _build(url: str, findings: int) -> None:
                 insert(StatementLine.__table__),  # type: ignore[attr-defined]
                 [
                     {
-                        "id": i, "account_id": 1, "identity": f"{i:064d}",
-                        "date": dt.date(2026, 3, 1), "amount": 100_00 + i, "direction": "credit",
-                        "reference": f"REF{i}", "narration": f"TRANSFER FROM CUSTOMER {i}",
-                        "import_id": 1, "file_line": i + 1, "position": i + 1,
-                        "state": "unmatched", "reversal_pending": False, "event_sequence": 0,
+                        "id": i,
+                        "account_id": 1,
+                        "identity": f"{i:064d}",
+                        "date": dt.date(2026, 3, 1),
+                        "amount": 100_00 + i,
+                        "direction": "credit",
+                        "reference": f"REF{i}",
+                        "narration": f"TRANSFER FROM CUSTOMER {i}",
+                        "import_id": 1,
+                        "file_line": i + 1,
+                        "position": i + 1,
+                        "state": "unmatched",
+                        "reversal_pending": False,
+                        "event_sequence": 0,
                     }
                     for i in ids
                 ],
@@ -72,10 +94,13 @@ def _build(url: str, findings: int) -> None:
                 insert(Finding.__table__),  # type: ignore[attr-defined]
                 [
                     {
-                        "id": i, "subject": "statement_line", "subject_id": i,
+                        "id": i,
+                        "subject": "statement_line",
+                        "subject_id": i,
                         "kind": "unmatched_statement_line",
                         "detail": f"credit of {100_00 + i} kobo on 2026-03-01 matches nothing",
-                        "opened_at": opened, "updated_at": opened,
+                        "opened_at": opened,
+                        "updated_at": opened,
                     }
                     for i in ids
                 ],
@@ -102,10 +127,18 @@ def _child(url: str) -> None:
     seconds = time.perf_counter() - started
     again = alerts.dispatch_alerts(engine, None, now=NOW, policy=policy)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({
-        "module": alerts.__file__, "sent": sent, "failed": failed, "seconds": round(seconds, 1),
-        "peak_rss_mb": round(peak), "second_dispatch_sent": again[0],
-    }))
+    print(
+        json.dumps(
+            {
+                "module": alerts.__file__,
+                "sent": sent,
+                "failed": failed,
+                "seconds": round(seconds, 1),
+                "peak_rss_mb": round(peak),
+                "second_dispatch_sent": again[0],
+            }
+        )
+    )
 
 
 def main() -> None:
