@@ -78,8 +78,9 @@ _PAGE = 2000  # findings read per statement: the candidates read holds one page 
 
 
 def _candidates(engine: Engine, *, now: dt.datetime, policy: Policy) -> list[Item]:
-    # Read page by page (keyset on the finding's id) so that only one page of ORM objects is
-    # alive at a time: a storm of 200,000 findings used to load them all at once (issue 25).
+    # Read page by page (one streamed statement per kind of subject) so that only one page
+    # of ORM objects is alive at a time (the identity map holds them weakly): a storm of
+    # 200,000 findings used to load them all at once (issue 25).
     open_unacknowledged = (
         col(Finding.resolved_at).is_(None),
         col(Finding.acknowledged_at).is_(None),
@@ -113,24 +114,16 @@ def _candidates(engine: Engine, *, now: dt.datetime, policy: Policy) -> list[Ite
                     item = build(row, now=now, policy=policy)
                     if item.key not in taken:
                         wanted.append(item)
-                session.expunge_all()
     # Findings in the order they were raised, whatever they are about.
     wanted.sort(key=lambda item: item.finding_id or 0)
     return wanted
 
 
 def _pages(session: Session, query: Any) -> Iterator[Sequence[Any]]:
-    after = 0
-    while True:
-        page = session.execute(
-            query.where(col(Finding.id) > after).order_by(col(Finding.id)).limit(_PAGE)
-        ).all()
-        if not page:
-            return
-        yield page
-        if len(page) < _PAGE:
-            return
-        after = page[-1][0].id
+    # One statement, streamed (a server-side cursor on PostgreSQL) in pages of _PAGE rows: a
+    # keyset page per statement made PostgreSQL plan and join the whole set again per page.
+    result = session.execute(query.order_by(col(Finding.id)).execution_options(yield_per=_PAGE))
+    yield from result.partitions()
 
 
 def _taken(session: Session, finding_ids: Sequence[int]) -> set[str]:
