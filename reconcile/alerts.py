@@ -74,7 +74,7 @@ def _facts(transfer: Transfer) -> TransferFacts:
     )
 
 
-_PAGE = 2000  # findings read per statement: the candidates read holds one page of ORM rows
+_PAGE = 2000  # findings per streamed partition: the candidates read holds one of ORM rows
 
 
 def _candidates(engine: Engine, *, now: dt.datetime, policy: Policy) -> list[Item]:
