@@ -15,8 +15,9 @@ summed up in one "suppressed" message (`reconcile.alert_plan`; the bookkeeping i
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import structlog
 from sqlalchemy import Engine, select
@@ -73,72 +74,93 @@ def _facts(transfer: Transfer) -> TransferFacts:
     )
 
 
+_PAGE = 2000  # findings per streamed partition: the candidates read holds one of ORM rows
+
+
 def _candidates(engine: Engine, *, now: dt.datetime, policy: Policy) -> list[Item]:
+    # Read page by page (one streamed statement per kind of subject) so that only one page
+    # of ORM objects is alive at a time (the identity map holds them weakly): a storm of
+    # 200,000 findings used to load them all at once (issue 25).
     open_unacknowledged = (
         col(Finding.resolved_at).is_(None),
         col(Finding.acknowledged_at).is_(None),
     )
+    on_transfers = (
+        select(Finding, Transfer)
+        .join(Transfer, about(_FINDINGS, Subject.TRANSFER, col(Transfer.id)))
+        .where(*open_unacknowledged)
+    )
+    on_collections = (
+        select(Finding, Collection)
+        .join(Collection, about(_FINDINGS, Subject.COLLECTION, col(Collection.id)))
+        .where(*open_unacknowledged)
+    )
+    on_lines = (
+        select(Finding, StatementLine, StatementAccount.name)  # type: ignore[call-overload]
+        .join(StatementLine, about(_FINDINGS, Subject.STATEMENT_LINE, col(StatementLine.id)))
+        .join(StatementAccount, col(StatementAccount.id) == col(StatementLine.account_id))
+        .where(*open_unacknowledged)
+    )
+    wanted: list[Item] = []
     with read_session(engine) as session:
-        rows = session.execute(
-            select(Finding, Transfer)
-            .join(Transfer, about(_FINDINGS, Subject.TRANSFER, col(Transfer.id)))
-            .where(*open_unacknowledged)
-            .order_by(col(Finding.id))
-        ).all()
-        on_collections = session.execute(
-            select(Finding, Collection)
-            .join(Collection, about(_FINDINGS, Subject.COLLECTION, col(Collection.id)))
-            .where(*open_unacknowledged)
-            .order_by(col(Finding.id))
-        ).all()
-        on_lines = session.execute(
-            select(Finding, StatementLine, StatementAccount.name)  # type: ignore[call-overload]
-            .join(StatementLine, about(_FINDINGS, Subject.STATEMENT_LINE, col(StatementLine.id)))
-            .join(StatementAccount, col(StatementAccount.id) == col(StatementLine.account_id))
-            .where(*open_unacknowledged)
-            .order_by(col(Finding.id))
-        ).all()
-        if not rows and not on_collections and not on_lines:
-            return []
-        ids = [row[0].id for row in (*rows, *on_collections, *on_lines)]
-        taken: set[str] = set()
-        for start in range(0, len(ids), 5000):
-            taken.update(
-                session.execute(
-                    select(col(Alert.key)).where(
-                        col(Alert.finding_id).in_(ids[start : start + 5000])
-                    )
-                ).scalars()
-            )
-    wanted = []
-    for finding, transfer in rows:
-        step, age = 0, (now - transfer.created_at).total_seconds()
-        if finding.kind == FindingKind.STALE_PENDING:
-            step = max(1, _stale_step(age, policy.stale_after))
-        key = f"finding:{finding.id}:{int(finding.opened_at.timestamp())}:{step}"
-        if key in taken:
-            continue
-        title, body = finding_alert(
-            finding.kind, finding.detail, _facts(transfer), step=step, age_seconds=age
-        )
-        wanted.append(_item(key, finding, step, title, body, transfer, "transfer"))
-    for finding, collection in on_collections:
-        # A collection's stale_pending is about its expiry, not its age: one step only.
-        step = 1 if finding.kind == FindingKind.STALE_PENDING else 0
-        key = f"finding:{finding.id}:{int(finding.opened_at.timestamp())}:{step}"
-        if key in taken:
-            continue
-        title, body = collection_alert(finding.kind, finding.detail, collection)
-        wanted.append(_item(key, finding, step, title, body, collection, "collection"))
-    for finding, line, account in on_lines:
-        key = f"finding:{finding.id}:{int(finding.opened_at.timestamp())}:0"
-        if key in taken:
-            continue
-        title, body = line_alert(finding.kind, finding.detail, account, line)
-        wanted.append(_item(key, finding, 0, title, body, line, "statement line"))
+        for query, build in (
+            (on_transfers, _transfer_item),
+            (on_collections, _collection_item),
+            (on_lines, _line_item),
+        ):
+            for page in _pages(session, query):
+                taken = _taken(session, [row[0].id for row in page])
+                for row in page:
+                    item = build(row, now=now, policy=policy)
+                    if item.key not in taken:
+                        wanted.append(item)
     # Findings in the order they were raised, whatever they are about.
     wanted.sort(key=lambda item: item.finding_id or 0)
     return wanted
+
+
+def _pages(session: Session, query: Any) -> Iterator[Sequence[Any]]:
+    # One statement, streamed (a server-side cursor on PostgreSQL) in pages of _PAGE rows: a
+    # keyset page per statement made PostgreSQL plan and join the whole set again per page.
+    result = session.execute(query.order_by(col(Finding.id)).execution_options(yield_per=_PAGE))
+    yield from result.partitions()
+
+
+def _taken(session: Session, finding_ids: Sequence[int]) -> set[str]:
+    return set(
+        session.execute(
+            select(col(Alert.key)).where(col(Alert.finding_id).in_(list(finding_ids)))
+        ).scalars()
+    )
+
+
+def _key(finding: Finding, step: int) -> str:
+    return f"finding:{finding.id}:{int(finding.opened_at.timestamp())}:{step}"
+
+
+def _transfer_item(row: Any, *, now: dt.datetime, policy: Policy) -> Item:
+    finding, transfer = row
+    step, age = 0, (now - transfer.created_at).total_seconds()
+    if finding.kind == FindingKind.STALE_PENDING:
+        step = max(1, _stale_step(age, policy.stale_after))
+    title, body = finding_alert(
+        finding.kind, finding.detail, _facts(transfer), step=step, age_seconds=age
+    )
+    return _item(_key(finding, step), finding, step, title, body, transfer, "transfer")
+
+
+def _collection_item(row: Any, *, now: dt.datetime, policy: Policy) -> Item:
+    finding, collection = row
+    # A collection's stale_pending is about its expiry, not its age: one step only.
+    step = 1 if finding.kind == FindingKind.STALE_PENDING else 0
+    title, body = collection_alert(finding.kind, finding.detail, collection)
+    return _item(_key(finding, step), finding, step, title, body, collection, "collection")
+
+
+def _line_item(row: Any, *, now: dt.datetime, policy: Policy) -> Item:
+    finding, line, account = row
+    title, body = line_alert(finding.kind, finding.detail, account, line)
+    return _item(_key(finding, 0), finding, 0, title, body, line, "statement line")
 
 
 def _item(
