@@ -27,6 +27,7 @@ from relay.endpoints import connect_url
 from relay.errors import DestinationRefusedError, RelayError
 from relay.keys import SecretBox
 from relay.transport import MAX_ERROR, Clock, Outcome, error_text, text
+from telemetry import tracing
 
 logger = structlog.get_logger(__name__)
 
@@ -109,6 +110,9 @@ async def attempt(
     clock = Clock()
     try:
         headers = signing.job_headers(job, box, clock.attempted_at)
+        # The attempt's W3C traceparent rides with the message, as on an HTTP delivery (a
+        # no-op while tracing is off).
+        tracing.inject(headers)
         url = connect_url(job.endpoint, box)
     except RelayError as exc:
         return clock.outcome(error=text(f"not signed: {exc}", MAX_ERROR))

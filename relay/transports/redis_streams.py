@@ -76,6 +76,8 @@ class RedisStreamsTransport:
                 "webhook-id": headers["webhook-id"],
                 "webhook-timestamp": headers["webhook-timestamp"],
                 "webhook-signature": headers["webhook-signature"],
+                # The attempt's trace context when tracing is on (docs/relay.md).
+                **{k: v for k, v in headers.items() if k in ("traceparent", "tracestate")},
             }
             entry = await client.xadd(
                 options.get("stream", destinations.DEFAULT_STREAM),

@@ -175,7 +175,11 @@ class Destination:
             async with _redis() as client:
                 for _entry, fields in await client.xrange(self.key):
                     values = {_text(k): _text(v) for k, v in fields.items()}
-                    headers = {k: v for k, v in values.items() if k.startswith("webhook-")}
+                    headers = {
+                        k: v
+                        for k, v in values.items()
+                        if k.startswith("webhook-") or k == "traceparent"
+                    }
                     found.append(Message(values["body"].encode(), headers, values["id"]))
         return found
 

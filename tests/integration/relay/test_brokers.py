@@ -8,12 +8,14 @@ import threading
 from collections import defaultdict
 
 import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from sqlalchemy import Engine, select
 
 from ledger.db import read_session, write_session
 from ledger.models import RelayAttempt, RelayDelivery, RelayEndpoint
 from ledger.types import utcnow
 from relay.replay import queue_again
+from telemetry import tracing
 from tests.support import brokers
 from tests.support import relay as support
 from tests.support.brokers import Message
@@ -173,3 +175,25 @@ def test_credentials_are_sealed_and_never_stored_in_the_url(engine: Engine, kind
     assert endpoint.credentials_sealed is not None
     assert password not in endpoint.credentials_sealed
     assert support.box().open(endpoint.credentials_sealed) == credentials
+
+
+def test_a_traced_attempt_sends_its_traceparent_with_the_message(engine: Engine, kind: str) -> None:
+    """With tracing on, each message carries the W3C traceparent of its relay attempt's span,
+    as an HTTP delivery does (PRODUCT.md: Observability)."""
+    memory = InMemorySpanExporter()
+    assert tracing.configure_tracing("payrecon-test", exporter=memory)
+    try:
+        with brokers.destination(kind) as target:
+            support.add_endpoint(engine, target.url())
+            events = support.emit_events(engine, support.add_transfers(engine, 2))
+            support.run_until(engine, lambda: _delivered(engine) == len(events))
+            messages = target.messages()
+    finally:
+        tracing.shutdown_tracing()
+    attempts = {
+        f"{span.context.trace_id:032x}-{span.context.span_id:016x}"
+        for span in memory.get_finished_spans()
+        if span.name == "relay.attempt"
+    }
+    sent = {message.headers["traceparent"][3:-3] for message in messages}
+    assert len(messages) == len(events) and sent == attempts
