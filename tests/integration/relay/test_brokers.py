@@ -29,6 +29,10 @@ def _delivered(engine: Engine) -> int:
     return support.count(engine, RelayDelivery, RelayDelivery.status == "delivered")
 
 
+def _refused(engine: Engine) -> int:
+    return support.count(engine, RelayAttempt, RelayAttempt.outcome == "retry")
+
+
 def _sequences(messages: list[Message]) -> dict[str, list[int]]:
     seen: dict[str, list[int]] = defaultdict(list)
     for message in messages:
@@ -69,12 +73,17 @@ def test_fifty_subjects_stay_in_order_while_the_broker_refuses_now_and_then(
         stop = threading.Event()
 
         def flap() -> None:
-            refusing = False
+            # Refusing from the start until a refused attempt is on record (so the test never
+            # depends on the worker reaching the broker inside a refusing burst), then in bursts.
+            while not stop.wait(0.05) and _refused(engine) == 0:
+                pass
+            refusing = True
             while not stop.wait(0.15):
                 refusing = not refusing
                 target.refuse(refusing)
             target.refuse(False)
 
+        target.refuse(True)
         flapper = threading.Thread(target=flap)
         flapper.start()
         try:
@@ -88,8 +97,7 @@ def test_fifty_subjects_stay_in_order_while_the_broker_refuses_now_and_then(
             stop.set()
             flapper.join()
         messages = target.messages()
-    failed = support.count(engine, RelayAttempt, RelayAttempt.outcome == "retry")
-    assert failed > 0  # the refusals did happen
+    assert _refused(engine) > 0  # the refusals did happen
     assert _delivered(engine) == len(events)
     for sequences in _sequences(messages).values():
         assert sequences == sorted(sequences)
