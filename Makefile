@@ -43,11 +43,12 @@ constraints:
 	rm -rf $(LOCK_VENV) build
 
 # Debian packages the browser test, the load benchmark and the alert-rule checks need
-# (chromium, wrk, and promtool from prometheus).
+# (chromium, wrk, and promtool from prometheus). apt waits up to 10 minutes for another apt or
+# dpkg run on the machine (two CI runs at once, an unattended upgrade) instead of failing.
 system-deps:
 	@if ! command -v chromium >/dev/null 2>&1 || ! command -v wrk >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then \
 		if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium wrk prometheus >/dev/null; \
+			apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq chromium wrk prometheus >/dev/null; \
 		else \
 			echo "note: install chromium, wrk and prometheus (Debian packages) for the browser test, benchmarks and alert-rule checks"; \
 		fi; \

@@ -106,6 +106,11 @@ def carry(
         )
 
 
+def describe(alert_id: int, title: str, body: str, *, session: Session) -> None:
+    """Write the title and body of a claimed row worded after its claim (reconcile.alerts)."""
+    session.execute(update(ALERTS).where(ALERTS.c.id == alert_id).values(title=title, body=body))
+
+
 def supersede(finding_ids: Sequence[int], *, newer_than: int, session: Session) -> None:
     """Earlier single alerts of these findings need no resolved notice of their own: the
     newest one (a stale escalation) gets it."""

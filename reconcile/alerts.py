@@ -14,8 +14,10 @@ summed up in one "suppressed" message (`reconcile.alert_plan`; the bookkeeping i
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
-from collections.abc import Iterator, Sequence
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,46 +79,67 @@ def _facts(transfer: Transfer) -> TransferFacts:
 _PAGE = 2000  # findings per streamed partition: the candidates read holds one of ORM rows
 
 
-def _candidates(engine: Engine, *, now: dt.datetime, policy: Policy) -> list[Item]:
-    # Read page by page (one streamed statement per kind of subject) so that only one page
-    # of ORM objects is alive at a time (the identity map holds them weakly): a storm of
-    # 200,000 findings used to load them all at once (issue 25).
-    open_unacknowledged = (
-        col(Finding.resolved_at).is_(None),
-        col(Finding.acknowledged_at).is_(None),
-    )
+def _queries(*where: Any) -> tuple[tuple[Any, Any], ...]:
+    # The findings meeting `where` with their subjects, one statement per kind of subject,
+    # each with the builder of its items.
     on_transfers = (
         select(Finding, Transfer)
         .join(Transfer, about(_FINDINGS, Subject.TRANSFER, col(Transfer.id)))
-        .where(*open_unacknowledged)
+        .where(*where)
     )
     on_collections = (
         select(Finding, Collection)
         .join(Collection, about(_FINDINGS, Subject.COLLECTION, col(Collection.id)))
-        .where(*open_unacknowledged)
+        .where(*where)
     )
     on_lines = (
         select(Finding, StatementLine, StatementAccount.name)  # type: ignore[call-overload]
         .join(StatementLine, about(_FINDINGS, Subject.STATEMENT_LINE, col(StatementLine.id)))
         .join(StatementAccount, col(StatementAccount.id) == col(StatementLine.account_id))
-        .where(*open_unacknowledged)
+        .where(*where)
     )
+    return (
+        (on_transfers, _transfer_item),
+        (on_collections, _collection_item),
+        (on_lines, _line_item),
+    )
+
+
+def _candidates(engine: Engine, *, now: dt.datetime, policy: Policy) -> list[Item]:
+    # Read page by page (one streamed statement per kind of subject) so that only one page
+    # of ORM objects is alive at a time (the identity map holds them weakly): a storm of
+    # 200,000 findings used to load them all at once (issue 25). The items are not worded
+    # yet: most go out in a grouped message, which names only their references, so only
+    # those sent on their own are worded (`_worded`), after the plan.
+    queries = _queries(col(Finding.resolved_at).is_(None), col(Finding.acknowledged_at).is_(None))
     wanted: list[Item] = []
     with read_session(engine) as session:
-        for query, build in (
-            (on_transfers, _transfer_item),
-            (on_collections, _collection_item),
-            (on_lines, _line_item),
-        ):
+        for query, build in queries:
             for page in _pages(session, query):
                 taken = _taken(session, [row[0].id for row in page])
                 for row in page:
-                    item = build(row, now=now, policy=policy)
+                    item = build(row, now=now, policy=policy, worded=False)
                     if item.key not in taken:
                         wanted.append(item)
     # Findings in the order they were raised, whatever they are about.
     wanted.sort(key=lambda item: item.finding_id or 0)
     return wanted
+
+
+def _worded(
+    session: Session, items: Sequence[Item], *, now: dt.datetime, policy: Policy
+) -> dict[str, Item]:
+    """`items` (findings' items from `_candidates`) with their title and body, by key; an item
+    whose finding is gone meanwhile keeps its plain one."""
+    ids = [item.finding_id for item in items if item.finding_id is not None]
+    worded: dict[str, Item] = {}
+    if not ids:
+        return worded
+    for query, build in _queries(col(Finding.id).in_(ids)):
+        for row in session.execute(query):
+            item = build(row, now=now, policy=policy, worded=True)
+            worded[item.key] = item
+    return worded
 
 
 def _pages(session: Session, query: Any) -> Iterator[Sequence[Any]]:
@@ -138,29 +161,40 @@ def _key(finding: Finding, step: int) -> str:
     return f"finding:{finding.id}:{int(finding.opened_at.timestamp())}:{step}"
 
 
-def _transfer_item(row: Any, *, now: dt.datetime, policy: Policy) -> Item:
+def _transfer_item(row: Any, *, now: dt.datetime, policy: Policy, worded: bool) -> Item:
     finding, transfer = row
     step, age = 0, (now - transfer.created_at).total_seconds()
     if finding.kind == FindingKind.STALE_PENDING:
         step = max(1, _stale_step(age, policy.stale_after))
-    title, body = finding_alert(
-        finding.kind, finding.detail, _facts(transfer), step=step, age_seconds=age
-    )
+    title, body = _UNWORDED
+    if worded:
+        title, body = finding_alert(
+            finding.kind, finding.detail, _facts(transfer), step=step, age_seconds=age
+        )
     return _item(_key(finding, step), finding, step, title, body, transfer, "transfer")
 
 
-def _collection_item(row: Any, *, now: dt.datetime, policy: Policy) -> Item:
+def _collection_item(row: Any, *, now: dt.datetime, policy: Policy, worded: bool) -> Item:
     finding, collection = row
     # A collection's stale_pending is about its expiry, not its age: one step only.
     step = 1 if finding.kind == FindingKind.STALE_PENDING else 0
-    title, body = collection_alert(finding.kind, finding.detail, collection)
+    title, body = _UNWORDED
+    if worded:
+        title, body = collection_alert(finding.kind, finding.detail, collection)
     return _item(_key(finding, step), finding, step, title, body, collection, "collection")
 
 
-def _line_item(row: Any, *, now: dt.datetime, policy: Policy) -> Item:
+def _line_item(row: Any, *, now: dt.datetime, policy: Policy, worded: bool) -> Item:
     finding, line, account = row
-    title, body = line_alert(finding.kind, finding.detail, account, line)
+    title, body = _UNWORDED
+    if worded:
+        title, body = line_alert(finding.kind, finding.detail, account, line)
     return _item(_key(finding, 0), finding, 0, title, body, line, "statement line")
+
+
+# An item not worded yet (`_candidates`): a title and body are written only for those sent on
+# their own.
+_UNWORDED = ("", "")
 
 
 def _item(
@@ -189,6 +223,16 @@ def _item(
     )
 
 
+def _plain(item: Item) -> Item:
+    # The wording of an item whose finding went away between the read and the claim.
+    title = f"payrecon: {item.kind.replace('_', ' ')} ({item.noun} {item.reference})"
+    return dataclasses.replace(item, title=title, body=title)
+
+
+# word(session, items) -> the items with their title and body, by key (`_worded`).
+Wording = Callable[[Session, Sequence[Item]], dict[str, Item]]
+
+
 @dataclass
 class _Outbox:
     """The messages a dispatch claimed: (row id, title, body, what it carries for the log)."""
@@ -210,9 +254,11 @@ def _claim_and_plan(
     now: dt.datetime,
     *,
     findings: bool,
+    word: Wording | None = None,
 ) -> _Outbox:
     # One transaction: claim every item's key, group what this process won, apply the storm
     # guard, and write down which row carries which finding (alert_book's module docstring).
+    # Items not worded yet are worded by `word` when they go out on their own.
     outbox = _Outbox()
     book.take_turn(session=session)
     hour = _hour_start(now)
@@ -223,10 +269,15 @@ def _claim_and_plan(
     if not mine:
         return outbox
     decided = plan(mine, rules, sent_this_hour=sent_this_hour)
+    alone = [m.items[0] for m in decided.messages if not m.grouped and not m.items[0].title]
+    worded = {} if word is None or not alone else word(session, alone)
     for message in decided.messages:
         if not message.grouped:
             item = message.items[0]
             alert_id = won[item.key]
+            if not item.title:
+                item = worded.get(item.key) or _plain(item)
+                book.describe(alert_id, item.title, item.body, session=session)
             if item.finding_id is not None:
                 book.supersede([item.finding_id], newer_than=alert_id, session=session)
             outbox.add(
@@ -302,13 +353,15 @@ def dispatch(
     rules: AlertRules,
     now: dt.datetime,
     findings: bool = True,
+    word: Wording | None = None,
 ) -> tuple[int, int]:
     """Claim, group (beyond `rules.group_after` of a kind), cap (the hour's storm guard) and
-    send `items`; (messages sent, failed). Items whose key was ever claimed are skipped."""
+    send `items`; (messages sent, failed). Items whose key was ever claimed are skipped;
+    items without a title are worded by `word` if they go out on their own."""
     if not items:
         return 0, 0
     with write_session(engine) as session:
-        outbox = _claim_and_plan(session, items, rules, now, findings=findings)
+        outbox = _claim_and_plan(session, items, rules, now, findings=findings, word=word)
     return _send(engine, sink, outbox, now)
 
 
@@ -378,7 +431,12 @@ def dispatch_alerts(
     rules = policy.alerting
     resolved = _resolved_notices(engine, sink, rules=rules, now=now)
     raised = dispatch(
-        engine, sink, _candidates(engine, now=now, policy=policy), rules=rules, now=now
+        engine,
+        sink,
+        _candidates(engine, now=now, policy=policy),
+        rules=rules,
+        now=now,
+        word=functools.partial(_worded, now=now, policy=policy),
     )
     return raised[0] + resolved[0], raised[1] + resolved[1]
 

@@ -115,6 +115,29 @@ def test_few_findings_still_alert_one_by_one(engine: Engine) -> None:
     assert sorted(m["title"] for m in inbox.received)[0].endswith("transfer GRP-000000")
 
 
+def test_an_alert_sent_on_its_own_is_worded_in_its_row_and_grouped_ones_are_not(
+    engine: Engine,
+) -> None:
+    """A finding alerted alone keeps the title and body it was sent with; grouped ones none."""
+    _findings(engine, 1, kinds=("amount_mismatch",))
+    _findings(engine, 6, kinds=("fee_mismatch",), start=100)
+    inbox = AlertInbox()
+    with running_server(inbox.app()) as base:
+        sent = dispatch_alerts(engine, _sink(base), now=T0, policy=_policy(group_after=5))
+    assert sent == (2, 0)
+    alone = next(m for m in inbox.received if "GRP-000000" in m["title"])
+    with read_session(engine) as session:
+        rows = session.execute(select(Alert.status, Alert.title, Alert.body)).all()  # type: ignore[call-overload]
+    single = [(title, body) for status, title, body in rows if status == "sent" and body]
+    assert (alone["title"], alone["message"]) in single
+    assert "amount" in alone["message"].lower()
+    grouped = [(title, body) for status, title, body in rows if status == "grouped"]
+    assert len(grouped) == 6
+    assert all(
+        title.startswith("payrecon: 6 × fee mismatch") and body == "" for title, body in grouped
+    )
+
+
 def test_storm_guard_sends_one_suppressed_message_an_hour(engine: Engine) -> None:
     """Past the hour's cap the rest is one "suppressed" message; the next hour alerts again."""
     _findings(engine, 4, kinds=("amount_mismatch", "fee_mismatch", "unverifiable", "orphan_event"))
