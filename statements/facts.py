@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from statements.lines import Direction
 
@@ -90,11 +90,11 @@ class Subject:
     date: dt.date
     amount_paid: int | None = None
     reversed_on: dt.date | None = None
+    # The subject's name, made once: the matcher looks subjects up by it several times a line.
+    ref: SubjectRef = field(init=False, repr=False, compare=False)
 
-    @property
-    def ref(self) -> SubjectRef:
-        """The subject's name."""
-        return SubjectRef(self.kind, self.reference)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ref", SubjectRef(self.kind, self.reference))
 
 
 @dataclass(frozen=True, slots=True)

@@ -213,7 +213,8 @@ def _load_keyed(
         else (SubjectKind.COLLECTION, _collection_row)
     )
     refs = subjects.refs
-    for row in connection.exec_driver_sql(sql, (payload,)):
+    # fetchall: one call to the driver for the whole answer, not one per row.
+    for row in connection.exec_driver_sql(sql, (payload,)).fetchall():
         if (kind, row[0]) not in refs:  # the same row found by its other reference
             subjects.add(kind, row[0], build(row))
 
