@@ -73,6 +73,9 @@ bench: $(DEV_STAMP) system-deps services
 	$(BIN)/python bench/bench_relay.py
 	$(BIN)/python bench/bench_brokers.py
 	$(BIN)/python bench/bench_statements.py --results bench/results/statements-latest.md
+	$(BIN)/python bench/bench_statement_floor.py
+	$(BIN)/python bench/bench_alert_storm.py --db sqlite --findings 200000
+	$(BIN)/python bench/bench_alert_storm.py --db postgres --findings 200000
 	$(BIN)/python bench/bench_collections.py --results bench/results/collections.md
 	$(BIN)/python bench/bench_console.py --results bench/results/console-latest.md
 	$(BIN)/python bench/bench_import.py --results bench/results/import.md
