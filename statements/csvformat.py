@@ -20,7 +20,7 @@ MAX_LINE_BYTES = 1024 * 1024
 def read_csv(stream: BinaryIO, mapping: Mapping) -> Iterator[ParsedLine | InvalidLine]:
     """The lines of a CSV statement, each with the physical line number its row starts on;
     StatementFormatError when the file is not text in the mapping's encoding or not CSV."""
-    return read_rows(_rows(stream, mapping), mapping)
+    return read_rows(_rows(stream, mapping), mapping, texts=True)
 
 
 def _rows(stream: BinaryIO, mapping: Mapping) -> Iterator[tuple[int, Sequence[str]]]:

@@ -20,6 +20,8 @@ _MAX_TEXT = 40
 _NAIRA = re.compile(
     r"(?P<int>[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.(?P<frac>[0-9]+))?",
 )
+# What `plain_naira` reads: no sign, no spaces, one or two decimals.
+_PLAIN = re.compile(r"([0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.([0-9]{1,2}))?")
 _KOBO = re.compile(r"[0-9]+")
 # SWIFT amounts: digits, one comma as the decimal mark, which may end the amount ("100,").
 _MT940 = re.compile(r"(?P<int>[0-9]+),(?P<frac>[0-9]*)")
@@ -54,20 +56,20 @@ def kobo_from_naira(text: str) -> int:
 def plain_naira(text: str) -> int | None:
     """Kobo from the plain naira text most lines hold — ASCII digits, commas as thousands
     separators in their places, at most two decimals, no sign (`"1,250.50"` → 125050) — read
-    without a regular expression; None for any other text, which `kobo_from_naira` reads
-    (or refuses, with its reason). Where both read a text they agree."""
-    whole, dot, fraction = text.partition(".")
-    if dot and not (0 < len(fraction) <= 2 and fraction.isascii() and fraction.isdigit()):
+    by one match of a regular expression; None for any other text, which `kobo_from_naira`
+    reads (or refuses, with its reason). Where both read a text they agree."""
+    match = _PLAIN.fullmatch(text)
+    if match is None:
         return None
+    whole, fraction = match.groups()
     digits = whole.replace(",", "") if "," in whole else whole
-    # 18 digits are always within MAX_KOBO as kobo; longer ones take the full reading.
-    if not (0 < len(digits) <= 16 and digits.isascii() and digits.isdigit()):
+    # 16 digits are always within MAX_KOBO as kobo; longer ones take the full reading.
+    if len(digits) > 16:
         return None
-    if len(digits) != len(whole):
-        head, *groups = whole.split(",")
-        if not 1 <= len(head) <= 3 or any(len(group) != 3 for group in groups):
-            return None
-    return int(digits) * 100 + (int(fraction) * (10 if len(fraction) == 1 else 1) if dot else 0)
+    kobo = int(digits) * 100
+    if fraction:
+        kobo += int(fraction) * (10 if len(fraction) == 1 else 1)
+    return kobo
 
 
 def kobo_from_kobo_text(text: str) -> int:

@@ -33,11 +33,12 @@ class _Positions:
 
 
 def read_rows(
-    rows: Iterable[tuple[int, Sequence[Cell]]], mapping: Mapping
+    rows: Iterable[tuple[int, Sequence[Cell]]], mapping: Mapping, *, texts: bool = False
 ) -> Iterator[ParsedLine | InvalidLine]:
     """The lines of the table in `rows` (row number, cells), as the mapping says: the first
     `skip_rows` rows skipped, the next one the header, then one line per row until a row
-    with a `stop_at` text; blank rows and rows with a `skip_rows_with` text skipped."""
+    with a `stop_at` text; blank rows and rows with a `skip_rows_with` text skipped.
+    `texts`: every cell is a str (CSV), so rows are checked without asking each cell."""
     iterator = iter(rows)
     positions: _Positions | None = None
     skipped = 0
@@ -54,16 +55,19 @@ def read_rows(
         )
     stop_at = {text.casefold() for text in mapping.stop_at}
     skip_with = {text.casefold() for text in mapping.skip_rows_with}
-    quick = _Quick.of(positions, mapping)
+    quick = _Quick.of(positions, mapping, texts=texts)
     for number, cells in iterator:
         if stop_at or skip_with or quick is None:
-            texts = {_text(cell).casefold() for cell in cells} - {""}
-            if not texts:
+            found = {_text(cell).casefold() for cell in cells} - {""}
+            if not found:
                 continue
-            if texts & stop_at:
+            if found & stop_at:
                 return
-            if texts & skip_with:
+            if found & skip_with:
                 continue
+        elif texts:
+            if not "".join(cast("Sequence[str]", cells)).strip():
+                continue  # a blank row (joined: one call for the whole row)
         elif not any(_text(cell) for cell in cells):
             continue  # a blank row
         line = None if quick is None else quick.line(number, cells)
@@ -87,9 +91,10 @@ class _Quick:
     date_format: str
     width: int
     days: dict[str, dt.date]
+    texts: bool  # every cell is a str (CSV): not asked cell by cell
 
     @classmethod
-    def of(cls, positions: _Positions, mapping: Mapping) -> _Quick | None:
+    def of(cls, positions: _Positions, mapping: Mapping, *, texts: bool = False) -> _Quick | None:
         at = positions.by_key
         if mapping.amounts is not Amounts.NAIRA or "debit" not in at or "credit" not in at:
             return None
@@ -104,6 +109,7 @@ class _Quick:
             date_format=mapping.date_format,
             width=max(at.values()) + 1,
             days={},
+            texts=texts,
         )
 
     def day(self, text: str) -> dt.date | None:
@@ -119,7 +125,9 @@ class _Quick:
 
     def line(self, number: int, cells: Sequence[Cell]) -> ParsedLine | None:
         """The row's line, or None when `_line` must read it."""
-        if len(cells) < self.width or not all(type(cell) is str for cell in cells):
+        if len(cells) < self.width or (
+            not self.texts and not all(type(cell) is str for cell in cells)
+        ):
             return None
         texts = cast("Sequence[str]", cells)
         date_text = texts[self.date].strip()
