@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import datetime as dt
 import logging
+import os
 import platform
 import random
 import statistics
@@ -232,9 +233,10 @@ def main() -> int:
                 if not postgres_available():
                     print("postgresql: no server on 127.0.0.1:5432, skipped")
                     continue
-                _admin_execute("DROP DATABASE IF EXISTS bench_console")
-                _admin_execute("CREATE DATABASE bench_console")
-                url = postgres_admin_url().rsplit("/", 1)[0] + "/bench_console"
+                # A name of this run's own: two runs at once never drop each other's ledger.
+                database = f"bench_console_{os.getpid()}"
+                _admin_execute(f"CREATE DATABASE {database}")
+                url = postgres_admin_url().rsplit("/", 1)[0] + f"/{database}"
             upgrade(url)
             seconds, with_findings = build(url, args.transfers, args.findings)
             print(f"{backend}: ledger built in {seconds:.0f} s", flush=True)
@@ -249,7 +251,7 @@ def main() -> int:
                 lines.append(line)
                 print(line, flush=True)
             if backend == "postgresql":
-                _admin_execute("DROP DATABASE IF EXISTS bench_console")
+                _admin_execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
     text = "\n".join(lines)
     print(text)
     if args.results:
