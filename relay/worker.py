@@ -1,10 +1,13 @@
-"""The delivery worker: a loop of claim → send → record (relay.claims, .sender, .attempts).
+"""The delivery worker: a loop of claim → send → record (relay.claims, .transport, .attempts).
 
-Claims fill a window of PREFETCH × the concurrency (claimed deliveries in flight or waiting
-for a slot) whenever it is half empty, so one claim transaction serves dozens of attempts;
-attempts run concurrently on one client, and answers are recorded as they come, several per
-transaction. A waiting delivery whose claim would end before its attempt could is not sent
-(its claim expires and it is due again); at a stop, the waiting ones are released. An idle worker
+Claims keep a window of claimed deliveries (in flight or waiting for a slot) whose size follows
+the pace of the answers (relay.window): when it is half empty the next claim is taken in the
+background while attempts go on, so one claim transaction serves up to hundreds of attempts
+and its round trips hide behind them. Attempts run concurrently, and answers are recorded as
+they come, several per transaction. A claim that comes back short marks the ledger dry: the
+next waits for a record (which may let a subject's next event go), a wake-up or the poll
+interval. A waiting delivery whose claim would end before its attempt could is not sent (its
+claim expires and it is due again); at a stop, the waiting ones are released. An idle worker
 sleeps until a NOTIFY (PostgreSQL, relay.wakeup), the next poll (SQLite), the next retry due,
 or a stop. A stop ends claiming; attempts in flight finish and are recorded before `run`
 returns. Alerts go through the `alert` callable the composition root gives (one per key).
@@ -16,6 +19,7 @@ import asyncio
 import collections
 import contextlib
 import datetime as dt
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,14 +38,10 @@ from relay.keys import SecretBox
 from relay.metrics import WorkerMetrics
 from relay.transport import Transport
 from relay.transports.router import Router
+from relay.window import ClaimWindow
 from telemetry import tracing
 
 logger = structlog.get_logger(__name__)
-
-# Claimed deliveries a worker keeps, in flight and waiting, as a multiple of its concurrency:
-# at 16 attempts in flight, claims of up to 32 instead of 8 (bench/RESULTS.md, section 5:
-# 0.47× to 0.67× of the bare-httpx ceiling on PostgreSQL).
-PREFETCH = 4
 
 # Seconds answers gather before they are recorded together, unless a concurrency's worth
 # came already. The next event of a subject waits for its predecessor's record, so this is
@@ -121,6 +121,11 @@ class Worker:
         # loop claims and sends while the ledger writes.
         self._answered: list[Result] = []
         self._recorder: asyncio.Task[None] | None = None
+        # The claim under way beside the attempts (one at a time); batches recorded so far;
+        # and (batches recorded, when) as a claim came back short: nothing more was due then.
+        self._claiming: asyncio.Task[list[Job]] | None = None
+        self._records = 0
+        self._short: tuple[int, float] | None = None
 
     async def run(self, stop: asyncio.Event) -> Summary:
         """Deliver until `stop` is set; then finish the attempts in flight and return."""
@@ -161,6 +166,7 @@ class Worker:
         config = self.config
         inflight: set[asyncio.Task[Result]] = set()
         waiting: collections.deque[Job] = collections.deque()
+        window = ClaimWindow(config.concurrency, config.claim_margin, now=time.monotonic())
         transport = self.transport
         if transport is None:
             router = Router(
@@ -171,43 +177,78 @@ class Worker:
         async with contextlib.aclosing(transport):
             while True:
                 stopping = stop is not None and stop.is_set()
-                claimed = 0
-                window = config.concurrency * PREFETCH
-                if not stopping and len(inflight) + len(waiting) <= window // 2:
-                    if wake is not None:
-                        wake.clear()  # a NOTIFY from here on wakes the next wait
-                    jobs = await self._claim(window - len(inflight) - len(waiting), due_by)
-                    claimed = len(jobs)
-                    waiting.extend(jobs)
-                if stopping and waiting:
-                    unsent = [job.delivery_id for job in waiting]
-                    await asyncio.to_thread(self._release_claims, unsent)
-                    waiting.clear()
+                if self._claiming is not None and self._claiming.done():
+                    waiting.extend(self._claiming.result())
+                    self._claiming = None
+                if stopping:
+                    await self._give_up_claims(waiting)
+                elif self._claiming is None and not self._dry(wake):
+                    limit = window.wanted(len(inflight) + len(waiting), time.monotonic())
+                    if limit:
+                        if wake is not None:
+                            wake.clear()  # a NOTIFY from here on wakes the next wait
+                        self._claiming = asyncio.create_task(self._claim_ahead(limit, due_by))
                 self._start(transport, waiting, inflight)
                 if not inflight:
+                    if self._claiming is not None:
+                        await asyncio.wait({self._claiming})
+                        continue
                     if self._recording():
                         await self._flush()
                         continue  # what it recorded may let a subject's next event go
                     if stop is None or stopping:
                         return  # `once` found nothing more due, or a stop with nothing left
                     await self._idle(stop, wake)
+                    self._short = None
                     continue
                 waits: set[asyncio.Future[Any]] = set(inflight)
+                if self._claiming is not None:
+                    waits.add(self._claiming)  # its jobs start as soon as it is back
                 extra: list[asyncio.Future[Any]] = []
-                if not stopping and stop is not None and wake is not None and claimed == 0:
-                    # Work may come while slow attempts are in flight: wake for it too.
-                    extra = [
-                        asyncio.ensure_future(stop.wait()),
-                        asyncio.ensure_future(wake.wait()),
-                    ]
+                if not stopping and stop is not None and self._dry(wake):
+                    # Nothing more was due: wake for new work, a stop, or a record that may
+                    # let a subject's next event go, while slow attempts are in flight.
+                    extra = [asyncio.ensure_future(stop.wait())]
+                    if wake is not None:
+                        extra.append(asyncio.ensure_future(wake.wait()))
+                    if self._recorder is not None and not self._recorder.done():
+                        waits.add(self._recorder)
                     waits.update(extra)
                 await asyncio.wait(waits, timeout=self._poll(), return_when="FIRST_COMPLETED")
                 for future in extra:
                     future.cancel()
                 done = {task for task in inflight if task.done()}
-                inflight -= done
                 if done:
+                    inflight -= done
+                    window.answered(len(done), time.monotonic())
                     self._hand_over([task.result() for task in done])
+
+    async def _claim_ahead(self, limit: int, due_by: dt.datetime | None) -> list[Job]:
+        """A claim run beside the attempts in flight (the ledger's round trips hidden behind
+        them); a short one marks the ledger dry until a record, a wake-up or the next poll."""
+        records = self._records
+        jobs = await self._claim(limit, due_by)
+        self._short = (records, time.monotonic()) if len(jobs) < limit else None
+        return jobs
+
+    def _dry(self, wake: asyncio.Event | None) -> bool:
+        # The last claim took all that was due: claiming again before a record (which may let
+        # a subject's next event go), a NOTIFY or the poll interval would find nothing.
+        if self._short is None or (wake is not None and wake.is_set()):
+            return False
+        records, when = self._short
+        return records == self._records and time.monotonic() - when < self._poll()
+
+    async def _give_up_claims(self, waiting: collections.deque[Job]) -> None:
+        # A stop: a claim under way is waited for, and whatever is claimed but not sent is
+        # released (due again at once, for a peer or the next run).
+        if self._claiming is not None:
+            waiting.extend(await self._claiming)
+            self._claiming = None
+        if waiting:
+            unsent = [job.delivery_id for job in waiting]
+            await asyncio.to_thread(self._release_claims, unsent)
+            waiting.clear()
 
     def _start(
         self,
@@ -240,6 +281,7 @@ class Worker:
                 await asyncio.sleep(RECORD_GATHER)
             batch, self._answered = self._answered, []
             await self._record(batch)
+            self._records += 1
 
     async def _flush(self) -> None:
         while self._recorder is not None and not self._recorder.done():
