@@ -54,6 +54,7 @@ class Job:
     sequence: int
     claimed_until: dt.datetime  # the worker may not start an attempt that would outlast it
     traceparent: str | None = None  # the trace the event was written in (tracing was on)
+    event_type: str | None = None  # the event's type (its body's `type`), read with the body
 
 
 def _first_pending(candidate: Any) -> ColumnElement[bool]:
@@ -118,9 +119,9 @@ def _claim_statements() -> tuple[Update, Select[Any]]:
             DELIVERIES.c.next_attempt_at,
         )
     )
-    bodies = select(EVENTS.c.id, EVENTS.c.event_id, EVENTS.c.body, EVENTS.c.traceparent).where(
-        EVENTS.c.id.in_(bindparam("ids", expanding=True))
-    )
+    bodies = select(
+        EVENTS.c.id, EVENTS.c.event_id, EVENTS.c.type, EVENTS.c.body, EVENTS.c.traceparent
+    ).where(EVENTS.c.id.in_(bindparam("ids", expanding=True)))
     return stamp, bodies
 
 
@@ -177,6 +178,7 @@ def claim(
             sequence=row.sequence,
             claimed_until=until,
             traceparent=events[row.event_id].traceparent,
+            event_type=events[row.event_id].type,
         )
         for row in claimed
     ]

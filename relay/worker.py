@@ -19,6 +19,7 @@ import asyncio
 import collections
 import contextlib
 import datetime as dt
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -126,6 +127,9 @@ class Worker:
         self._claiming: asyncio.Task[list[Job]] | None = None
         self._records = 0
         self._short: tuple[int, float] | None = None
+        # SQLite takes one writer at a time, and a second one sleeps in its busy handler (1, 2,
+        # 5 ms…): the worker's own writes (a claim beside a record) queue on a lock instead.
+        self._write_lock = threading.Lock()
 
     async def run(self, stop: asyncio.Event) -> Summary:
         """Deliver until `stop` is set; then finish the attempts in flight and return."""
@@ -265,6 +269,9 @@ class Worker:
                 continue
             inflight.add(asyncio.create_task(self._attempt(transport, job)))
 
+    def _writing(self) -> contextlib.AbstractContextManager[Any]:
+        return self._write_lock if self._sqlite else contextlib.nullcontext()
+
     def _recording(self) -> bool:
         return bool(self._answered) or (self._recorder is not None and not self._recorder.done())
 
@@ -304,7 +311,7 @@ class Worker:
 
     def _claim_now(self, limit: int, due_by: dt.datetime | None) -> list[Job]:
         now = _now()
-        with write_session(self.engine) as session:
+        with self._writing(), write_session(self.engine) as session:
             return claims.claim(
                 session,
                 owner=self.owner,
@@ -341,7 +348,7 @@ class Worker:
     def _record_now(
         self, results: list[Result]
     ) -> tuple[list[tuple[Result, AttemptOutcome]], list[Notice]]:
-        with write_session(self.engine) as session:
+        with self._writing(), write_session(self.engine) as session:
             return record(
                 session,
                 results,
@@ -414,7 +421,7 @@ class Worker:
 
     def _release_claims(self, delivery_ids: list[int]) -> None:
         try:
-            with write_session(self.engine) as session:
+            with self._writing(), write_session(self.engine) as session:
                 claims.release(session, owner=self.owner, delivery_ids=delivery_ids)
         except Exception:  # the claims then expire on their own: nothing is lost
             logger.exception("relay_release_failed", deliveries=len(delivery_ids))
@@ -422,7 +429,7 @@ class Worker:
     # The SQLite lease ---------------------------------------------------------------------
 
     def _hold_lease(self) -> None:
-        with write_session(self.engine) as session:
+        with self._writing(), write_session(self.engine) as session:
             self._lease_until = hold_lease(
                 session, RELAY_LEASE, owner=self.owner, now=_now(), ttl=self.config.claim_ttl
             )
@@ -430,7 +437,7 @@ class Worker:
     def _release(self) -> None:
         if not self._sqlite or self._lease_until is None:
             return
-        with contextlib.suppress(Exception), write_session(self.engine) as session:
+        with contextlib.suppress(Exception), self._writing(), write_session(self.engine) as session:
             release_lease(session, RELAY_LEASE, owner=self.owner)
         self._lease_until = None
 
