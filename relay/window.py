@@ -3,7 +3,7 @@
 A worker holds claimed deliveries in flight and waiting for a slot; it claims again when they
 are down to half its window, and takes the rest. The window starts at PREFETCH × the
 concurrency (the fixed window it replaced, bench/RESULTS.md section 5) and then follows the
-pace: every PERIOD seconds in which the worker held something, it becomes what the worker
+pace: every PERIOD seconds of work (idle time is left out), it becomes what the worker
 answered per second (smoothed) times SHARE of a claim's slack — the seconds a claim outlasts
 an attempt's timeout — within [concurrency, CEILING].
 
@@ -43,12 +43,14 @@ class ClaimWindow:
 
     def wanted(self, held: int, now: float) -> int:
         """How many to claim while holding `held`: none above half the window, else the rest."""
-        if held == 0:
-            # Nothing in hand: time without work says nothing about the pace.
-            self._since, self._answered = now, 0
-        elif now - self._since >= PERIOD:
+        if now - self._since >= PERIOD:
             self._resize(now)
         return self.size - held if held <= self.size // 2 else 0
+
+    def restart(self, now: float) -> None:
+        """Measure afresh from `now` (the worker was idle: time without work says nothing
+        about the pace)."""
+        self._since, self._answered = now, 0
 
     def answered(self, count: int, now: float) -> None:
         """Count `count` attempts answered at `now`, and size the window once a PERIOD is over."""

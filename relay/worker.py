@@ -126,6 +126,9 @@ class Worker:
         # and (batches recorded, when) as a claim came back short: nothing more was due then.
         self._claiming: asyncio.Task[list[Job]] | None = None
         self._records = 0
+        # Answered attempts not yet recorded: their claims are held too, and count in the window
+        # (a ledger slow to record slows the claims, rather than letting answers pile up).
+        self._unrecorded = 0
         self._short: tuple[int, float] | None = None
         # SQLite takes one writer at a time, and a second one sleeps in its busy handler (1, 2,
         # 5 ms…): the worker's own writes (a claim beside a record) queue on a lock instead.
@@ -140,6 +143,7 @@ class Worker:
         try:
             await self._loop(stop=stop, wake=wake, due_by=None)
         finally:
+            self._abandon_claim()
             if listener is not None:
                 listener.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -158,6 +162,7 @@ class Worker:
         try:
             await self._loop(stop=None, wake=None, due_by=started)
         finally:
+            self._abandon_claim()
             await asyncio.to_thread(self._release)
         self.summary.pending = await asyncio.to_thread(self._pending)
         return self.summary
@@ -187,7 +192,8 @@ class Worker:
                 if stopping:
                     await self._give_up_claims(waiting)
                 elif self._claiming is None and not self._dry(wake):
-                    limit = window.wanted(len(inflight) + len(waiting), time.monotonic())
+                    held = len(inflight) + len(waiting) + self._unrecorded
+                    limit = window.wanted(held, time.monotonic())
                     if limit:
                         if wake is not None:
                             wake.clear()  # a NOTIFY from here on wakes the next wait
@@ -204,6 +210,7 @@ class Worker:
                         return  # `once` found nothing more due, or a stop with nothing left
                     await self._idle(stop, wake)
                     self._short = None
+                    window.restart(time.monotonic())
                     continue
                 waits: set[asyncio.Future[Any]] = set(inflight)
                 if self._claiming is not None:
@@ -243,6 +250,13 @@ class Worker:
         records, when = self._short
         return records == self._records and time.monotonic() - when < self._poll()
 
+    def _abandon_claim(self) -> None:
+        # Only when the loop itself was cancelled or failed (it returns with no claim under
+        # way): the claim's deliveries are not released, they expire, as after a crash.
+        if self._claiming is not None:
+            self._claiming.cancel()
+            self._claiming = None
+
     async def _give_up_claims(self, waiting: collections.deque[Job]) -> None:
         # A stop: a claim under way is waited for, and whatever is claimed but not sent is
         # released (due again at once, for a peer or the next run).
@@ -277,6 +291,7 @@ class Worker:
 
     def _hand_over(self, results: list[Result]) -> None:
         self._answered.extend(results)
+        self._unrecorded += len(results)
         if self._recorder is None or self._recorder.done():
             self._recorder = asyncio.create_task(self._record_all())
 
@@ -288,6 +303,7 @@ class Worker:
                 await asyncio.sleep(RECORD_GATHER)
             batch, self._answered = self._answered, []
             await self._record(batch)
+            self._unrecorded -= len(batch)
             self._records += 1
 
     async def _flush(self) -> None:

@@ -64,13 +64,13 @@ def test_answers_that_stop_shrink_the_window_without_a_new_answer() -> None:
 
 
 def test_idle_time_is_not_taken_for_a_slow_pace() -> None:
-    """An hour with nothing held leaves the window as the last pace made it."""
+    """An hour idle, then a restart and the same pace as before (400 a second): the window
+    stays at 500, as if the hour had not been."""
     window = ClaimWindow(16, 5.0, now=0.0)
-    now = _paced(window, 10_000, 2.0, start=0.0)
-    window.wanted(0, now)
-    window.wanted(0, now + 3600)
-    window.answered(500, now + 3600 + PERIOD)
-    assert window.size == CEILING
+    now = _paced(window, 400, 5.0, start=0.0)
+    window.restart(now + 3600)
+    window.answered(100, now + 3600 + PERIOD)
+    assert 480 <= window.size <= 520
 
 
 def test_a_concurrency_above_the_ceiling_is_its_own_floor_and_ceiling() -> None:
