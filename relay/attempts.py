@@ -244,9 +244,12 @@ def _bookkeep(
         where = ENDPOINTS.c.id == endpoint_id
         if endpoint_id in last_ok:
             session.execute(
-                update(ENDPOINTS)
-                .where(where)
-                .values(last_success_at=last_ok[endpoint_id], failing_since=failing)
+                _succeeded_statement(),
+                {
+                    "endpoint_id": endpoint_id,
+                    "last_success_at": last_ok[endpoint_id],
+                    "failing": failing,
+                },
             )
             continue
         session.execute(
@@ -269,6 +272,17 @@ def _bookkeep(
         if disabled is not None:
             notices.append(_disabled_notice(endpoint_id, disabled[0], disabled[1]))
     return notices
+
+
+@functools.cache
+def _succeeded_statement() -> Update:
+    """The endpoint's bookkeeping after a batch with a success (every batch of a healthy run),
+    built once."""
+    return (
+        update(ENDPOINTS)
+        .where(ENDPOINTS.c.id == bindparam("endpoint_id"))
+        .values(last_success_at=bindparam("last_success_at"), failing_since=bindparam("failing"))
+    )
 
 
 def _disabled_notice(endpoint_id: int, since: dt.datetime, url: str) -> Notice:

@@ -54,6 +54,7 @@ class Job:
     sequence: int
     claimed_until: dt.datetime  # the worker may not start an attempt that would outlast it
     traceparent: str | None = None  # the trace the event was written in (tracing was on)
+    event_type: str | None = None  # the event's type (its body's `type`), read with the body
 
 
 def _first_pending(candidate: Any) -> ColumnElement[bool]:
@@ -118,9 +119,9 @@ def _claim_statements() -> tuple[Update, Select[Any]]:
             DELIVERIES.c.next_attempt_at,
         )
     )
-    bodies = select(EVENTS.c.id, EVENTS.c.event_id, EVENTS.c.body, EVENTS.c.traceparent).where(
-        EVENTS.c.id.in_(bindparam("ids", expanding=True))
-    )
+    bodies = select(
+        EVENTS.c.id, EVENTS.c.event_id, EVENTS.c.type, EVENTS.c.body, EVENTS.c.traceparent
+    ).where(EVENTS.c.id.in_(bindparam("ids", expanding=True)))
     return stamp, bodies
 
 
@@ -152,34 +153,40 @@ def claim(
     ).all()
     if not rows:
         return []
-    # RETURNING comes in no promised order: the oldest due first, as selected.
-    claimed = sorted(rows, key=lambda row: (row.next_attempt_at, row.id))
+    # RETURNING comes in no promised order: the oldest due first, as selected. Rows are read
+    # as plain tuples: a claim holds up to a thousand, and named access per field cost more
+    # than the statements on SQLite.
+    claimed = sorted(map(tuple, rows), key=lambda row: (row[6], row[0]))
     events = {
-        row.id: row
-        for row in session.execute(bodies, {"ids": sorted({row.event_id for row in claimed})})
+        row[0]: row[1:]
+        for row in session.execute(bodies, {"ids": sorted({row[3] for row in claimed})})
     }
     endpoints = {
         endpoint.id: endpoint
         for endpoint in session.execute(
             select(RelayEndpoint).where(
-                RelayEndpoint.id.in_({row.endpoint_id for row in claimed})  # type: ignore[union-attr]
+                RelayEndpoint.id.in_({row[2] for row in claimed})  # type: ignore[union-attr]
             )
         ).scalars()
     }
-    return [
-        Job(
-            delivery_id=row.id,
-            attempts=row.attempts,
-            endpoint=endpoints[row.endpoint_id],
-            event_id=events[row.event_id].event_id,
-            body=events[row.event_id].body,
-            subject_key=row.subject_key,
-            sequence=row.sequence,
-            claimed_until=until,
-            traceparent=events[row.event_id].traceparent,
+    jobs = []
+    for delivery_id, attempts, endpoint_id, event_row, subject_key, sequence, _due in claimed:
+        event_id, event_type, body, traceparent = events[event_row]
+        jobs.append(
+            Job(
+                delivery_id,
+                attempts,
+                endpoints[endpoint_id],
+                event_id,
+                body,
+                subject_key,
+                sequence,
+                until,
+                traceparent,
+                event_type,
+            )
         )
-        for row in claimed
-    ]
+    return jobs
 
 
 def release(session: Session, *, owner: str, delivery_ids: list[int]) -> None:

@@ -1,10 +1,13 @@
-"""The delivery worker: a loop of claim → send → record (relay.claims, .sender, .attempts).
+"""The delivery worker: a loop of claim → send → record (relay.claims, .transport, .attempts).
 
-Claims fill a window of PREFETCH × the concurrency (claimed deliveries in flight or waiting
-for a slot) whenever it is half empty, so one claim transaction serves dozens of attempts;
-attempts run concurrently on one client, and answers are recorded as they come, several per
-transaction. A waiting delivery whose claim would end before its attempt could is not sent
-(its claim expires and it is due again); at a stop, the waiting ones are released. An idle worker
+Claims keep a window of claimed deliveries (in flight or waiting for a slot) whose size follows
+the pace of the answers (relay.window): when it is half empty the next claim is taken in the
+background while attempts go on, so one claim transaction serves up to hundreds of attempts
+and its round trips hide behind them. Attempts run concurrently, and answers are recorded as
+they come, several per transaction. A claim that comes back short marks the ledger dry: the
+next waits for a record (which may let a subject's next event go), a wake-up or the poll
+interval. A waiting delivery whose claim would end before its attempt could is not sent (its
+claim expires and it is due again); at a stop, the waiting ones are released. An idle worker
 sleeps until a NOTIFY (PostgreSQL, relay.wakeup), the next poll (SQLite), the next retry due,
 or a stop. A stop ends claiming; attempts in flight finish and are recorded before `run`
 returns. Alerts go through the `alert` callable the composition root gives (one per key).
@@ -16,6 +19,8 @@ import asyncio
 import collections
 import contextlib
 import datetime as dt
+import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,14 +39,10 @@ from relay.keys import SecretBox
 from relay.metrics import WorkerMetrics
 from relay.transport import Transport
 from relay.transports.router import Router
+from relay.window import ClaimWindow
 from telemetry import tracing
 
 logger = structlog.get_logger(__name__)
-
-# Claimed deliveries a worker keeps, in flight and waiting, as a multiple of its concurrency:
-# at 16 attempts in flight, claims of up to 32 instead of 8 (bench/RESULTS.md, section 5:
-# 0.47× to 0.67× of the bare-httpx ceiling on PostgreSQL).
-PREFETCH = 4
 
 # Seconds answers gather before they are recorded together, unless a concurrency's worth
 # came already. The next event of a subject waits for its predecessor's record, so this is
@@ -121,6 +122,17 @@ class Worker:
         # loop claims and sends while the ledger writes.
         self._answered: list[Result] = []
         self._recorder: asyncio.Task[None] | None = None
+        # The claim under way beside the attempts (one at a time); batches recorded so far;
+        # and (batches recorded, when) as a claim came back short: nothing more was due then.
+        self._claiming: asyncio.Task[list[Job]] | None = None
+        self._records = 0
+        # Answered attempts not yet recorded: their claims are held too, and count in the window
+        # (a ledger slow to record slows the claims, rather than letting answers pile up).
+        self._unrecorded = 0
+        self._short: tuple[int, float] | None = None
+        # SQLite takes one writer at a time, and a second one sleeps in its busy handler (1, 2,
+        # 5 ms…): the worker's own writes (a claim beside a record) queue on a lock instead.
+        self._write_lock = threading.Lock()
 
     async def run(self, stop: asyncio.Event) -> Summary:
         """Deliver until `stop` is set; then finish the attempts in flight and return."""
@@ -131,6 +143,7 @@ class Worker:
         try:
             await self._loop(stop=stop, wake=wake, due_by=None)
         finally:
+            self._abandon_claim()
             if listener is not None:
                 listener.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -149,6 +162,7 @@ class Worker:
         try:
             await self._loop(stop=None, wake=None, due_by=started)
         finally:
+            self._abandon_claim()
             await asyncio.to_thread(self._release)
         self.summary.pending = await asyncio.to_thread(self._pending)
         return self.summary
@@ -161,6 +175,7 @@ class Worker:
         config = self.config
         inflight: set[asyncio.Task[Result]] = set()
         waiting: collections.deque[Job] = collections.deque()
+        window = ClaimWindow(config.concurrency, config.claim_margin, now=time.monotonic())
         transport = self.transport
         if transport is None:
             router = Router(
@@ -171,43 +186,87 @@ class Worker:
         async with contextlib.aclosing(transport):
             while True:
                 stopping = stop is not None and stop.is_set()
-                claimed = 0
-                window = config.concurrency * PREFETCH
-                if not stopping and len(inflight) + len(waiting) <= window // 2:
-                    if wake is not None:
-                        wake.clear()  # a NOTIFY from here on wakes the next wait
-                    jobs = await self._claim(window - len(inflight) - len(waiting), due_by)
-                    claimed = len(jobs)
-                    waiting.extend(jobs)
-                if stopping and waiting:
-                    unsent = [job.delivery_id for job in waiting]
-                    await asyncio.to_thread(self._release_claims, unsent)
-                    waiting.clear()
+                if self._claiming is not None and self._claiming.done():
+                    waiting.extend(self._claiming.result())
+                    self._claiming = None
+                if stopping:
+                    await self._give_up_claims(waiting)
+                elif self._claiming is None and not self._dry(wake):
+                    held = len(inflight) + len(waiting) + self._unrecorded
+                    limit = window.wanted(held, time.monotonic())
+                    if limit:
+                        if wake is not None:
+                            wake.clear()  # a NOTIFY from here on wakes the next wait
+                        self._claiming = asyncio.create_task(self._claim_ahead(limit, due_by))
                 self._start(transport, waiting, inflight)
                 if not inflight:
+                    if self._claiming is not None:
+                        await asyncio.wait({self._claiming})
+                        continue
                     if self._recording():
                         await self._flush()
                         continue  # what it recorded may let a subject's next event go
                     if stop is None or stopping:
                         return  # `once` found nothing more due, or a stop with nothing left
                     await self._idle(stop, wake)
+                    self._short = None
+                    window.restart(time.monotonic())
                     continue
                 waits: set[asyncio.Future[Any]] = set(inflight)
+                if self._claiming is not None:
+                    waits.add(self._claiming)  # its jobs start as soon as it is back
                 extra: list[asyncio.Future[Any]] = []
-                if not stopping and stop is not None and wake is not None and claimed == 0:
-                    # Work may come while slow attempts are in flight: wake for it too.
-                    extra = [
-                        asyncio.ensure_future(stop.wait()),
-                        asyncio.ensure_future(wake.wait()),
-                    ]
+                if not stopping and stop is not None and self._dry(wake):
+                    # Nothing more was due: wake for new work, a stop, or a record that may
+                    # let a subject's next event go, while slow attempts are in flight.
+                    extra = [asyncio.ensure_future(stop.wait())]
+                    if wake is not None:
+                        extra.append(asyncio.ensure_future(wake.wait()))
+                    if self._recorder is not None and not self._recorder.done():
+                        waits.add(self._recorder)
                     waits.update(extra)
                 await asyncio.wait(waits, timeout=self._poll(), return_when="FIRST_COMPLETED")
                 for future in extra:
                     future.cancel()
                 done = {task for task in inflight if task.done()}
-                inflight -= done
                 if done:
+                    inflight -= done
+                    window.answered(len(done), time.monotonic())
                     self._hand_over([task.result() for task in done])
+
+    async def _claim_ahead(self, limit: int, due_by: dt.datetime | None) -> list[Job]:
+        """A claim run beside the attempts in flight (the ledger's round trips hidden behind
+        them); a short one marks the ledger dry until a record, a wake-up or the next poll."""
+        records = self._records
+        jobs = await self._claim(limit, due_by)
+        self._short = (records, time.monotonic()) if len(jobs) < limit else None
+        return jobs
+
+    def _dry(self, wake: asyncio.Event | None) -> bool:
+        # The last claim took all that was due: claiming again before a record (which may let
+        # a subject's next event go), a NOTIFY or the poll interval would find nothing.
+        if self._short is None or (wake is not None and wake.is_set()):
+            return False
+        records, when = self._short
+        return records == self._records and time.monotonic() - when < self._poll()
+
+    def _abandon_claim(self) -> None:
+        # Only when the loop itself was cancelled or failed (it returns with no claim under
+        # way): the claim's deliveries are not released, they expire, as after a crash.
+        if self._claiming is not None:
+            self._claiming.cancel()
+            self._claiming = None
+
+    async def _give_up_claims(self, waiting: collections.deque[Job]) -> None:
+        # A stop: a claim under way is waited for, and whatever is claimed but not sent is
+        # released (due again at once, for a peer or the next run).
+        if self._claiming is not None:
+            waiting.extend(await self._claiming)
+            self._claiming = None
+        if waiting:
+            unsent = [job.delivery_id for job in waiting]
+            await asyncio.to_thread(self._release_claims, unsent)
+            waiting.clear()
 
     def _start(
         self,
@@ -224,11 +283,15 @@ class Worker:
                 continue
             inflight.add(asyncio.create_task(self._attempt(transport, job)))
 
+    def _writing(self) -> contextlib.AbstractContextManager[Any]:
+        return self._write_lock if self._sqlite else contextlib.nullcontext()
+
     def _recording(self) -> bool:
         return bool(self._answered) or (self._recorder is not None and not self._recorder.done())
 
     def _hand_over(self, results: list[Result]) -> None:
         self._answered.extend(results)
+        self._unrecorded += len(results)
         if self._recorder is None or self._recorder.done():
             self._recorder = asyncio.create_task(self._record_all())
 
@@ -240,6 +303,8 @@ class Worker:
                 await asyncio.sleep(RECORD_GATHER)
             batch, self._answered = self._answered, []
             await self._record(batch)
+            self._unrecorded -= len(batch)
+            self._records += 1
 
     async def _flush(self) -> None:
         while self._recorder is not None and not self._recorder.done():
@@ -262,7 +327,7 @@ class Worker:
 
     def _claim_now(self, limit: int, due_by: dt.datetime | None) -> list[Job]:
         now = _now()
-        with write_session(self.engine) as session:
+        with self._writing(), write_session(self.engine) as session:
             return claims.claim(
                 session,
                 owner=self.owner,
@@ -299,7 +364,7 @@ class Worker:
     def _record_now(
         self, results: list[Result]
     ) -> tuple[list[tuple[Result, AttemptOutcome]], list[Notice]]:
-        with write_session(self.engine) as session:
+        with self._writing(), write_session(self.engine) as session:
             return record(
                 session,
                 results,
@@ -372,7 +437,7 @@ class Worker:
 
     def _release_claims(self, delivery_ids: list[int]) -> None:
         try:
-            with write_session(self.engine) as session:
+            with self._writing(), write_session(self.engine) as session:
                 claims.release(session, owner=self.owner, delivery_ids=delivery_ids)
         except Exception:  # the claims then expire on their own: nothing is lost
             logger.exception("relay_release_failed", deliveries=len(delivery_ids))
@@ -380,7 +445,7 @@ class Worker:
     # The SQLite lease ---------------------------------------------------------------------
 
     def _hold_lease(self) -> None:
-        with write_session(self.engine) as session:
+        with self._writing(), write_session(self.engine) as session:
             self._lease_until = hold_lease(
                 session, RELAY_LEASE, owner=self.owner, now=_now(), ttl=self.config.claim_ttl
             )
@@ -388,7 +453,7 @@ class Worker:
     def _release(self) -> None:
         if not self._sqlite or self._lease_until is None:
             return
-        with contextlib.suppress(Exception), write_session(self.engine) as session:
+        with contextlib.suppress(Exception), self._writing(), write_session(self.engine) as session:
             release_lease(session, RELAY_LEASE, owner=self.owner)
         self._lease_until = None
 

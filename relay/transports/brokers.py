@@ -48,7 +48,9 @@ async def checked_host(url: str, allow: tuple[Network, ...]) -> str:
 
 
 def event_type(job: Job) -> str:
-    """The job's event type (the body's `type`)."""
+    """The job's event type (the body's `type`; the claim reads it from the event's row)."""
+    if job.event_type:
+        return job.event_type
     value = json.loads(job.body).get("type")
     return str(value) if value else "event"
 

@@ -12,9 +12,12 @@ lost connection fails the attempt and the next one connects again.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import nats
 from nats.aio.client import Client
 from nats.errors import NoRespondersError, NoServersError
+from nats.js.client import JetStreamContext
 from nats.js.errors import APIError, NoStreamResponseError
 
 from relay import destinations
@@ -26,8 +29,16 @@ from relay.transport import Outcome
 from relay.transports.brokers import Connections, attempt, checked_host, endpoint_key, event_type
 
 
-async def _close(client: Client) -> None:
-    await client.close()
+@dataclass
+class _Open:
+    client: Client
+    # The client's JetStream context, made once: making one per attempt cost about as much as
+    # parsing the attempt's headers.
+    js: JetStreamContext
+
+
+async def _close(opened: _Open) -> None:
+    await opened.client.close()
 
 
 async def _quiet(*_args: object) -> None:
@@ -42,9 +53,9 @@ class JetStreamTransport:
         self.box = box
         self.timeout = timeout
         self.allow = allow
-        self._connections: Connections[Client] = Connections(_close)
+        self._connections: Connections[_Open] = Connections(_close)
 
-    async def _open(self, url: str) -> Client:
+    async def _open(self, url: str) -> _Open:
         user, password = destinations.login(destinations.split_credentials(url)[1])
         address = await checked_host(url, self.allow)
         host = f"[{address}]" if ":" in address else address
@@ -60,7 +71,7 @@ class JetStreamTransport:
 
         server = f"{host}:{destinations.port_of(url)}"
         try:
-            return await nats.connect(
+            client = await nats.connect(
                 servers=[f"nats://{server}"],
                 name="payrecon relay",
                 connect_timeout=self.timeout,
@@ -77,26 +88,27 @@ class JetStreamTransport:
         except NoServersError:
             last = f": {type(errors[-1]).__name__}: {errors[-1]}" if errors else ""
             raise ConnectionError(f"cannot connect to NATS at {server}{last}") from None
+        return _Open(client, client.jetstream(timeout=self.timeout))
 
     async def send(self, job: Job) -> Outcome:
         """Publish the job's event and await the stream's ack; what came of it (never raises)."""
         key = endpoint_key(job)
-        held: list[Client] = []
+        held: list[_Open] = []
 
         async def publish(url: str, headers: dict[str, str]) -> str | None:
-            client = await self._connections.get(key, lambda: self._open(url))
-            held.append(client)
-            if not client.is_connected:
-                await self._connections.drop(key, client)
-                client = await self._connections.get(key, lambda: self._open(url))
-                held.append(client)
+            opened = await self._connections.get(key, lambda: self._open(url))
+            held.append(opened)
+            if not opened.client.is_connected:
+                await self._connections.drop(key, opened)
+                opened = await self._connections.get(key, lambda: self._open(url))
+                held.append(opened)
             options = destinations.options(url)
             subject = destinations.expand(
                 options.get("subject", destinations.DEFAULT_SUBJECT), event_type(job)
             )
             stream = options.get("stream")
             try:
-                ack = await client.jetstream(timeout=self.timeout).publish(
+                ack = await opened.js.publish(
                     subject,
                     job.body.encode(),
                     timeout=self.timeout,
@@ -119,9 +131,9 @@ class JetStreamTransport:
             return said + " (duplicate)" if ack.duplicate else said
 
         async def failed() -> None:
-            for client in held[-1:]:
-                if not client.is_connected:
-                    await self._connections.drop(key, client)
+            for opened in held[-1:]:
+                if not opened.client.is_connected:
+                    await self._connections.drop(key, opened)
 
         return await attempt(job, self.box, self.timeout, publish, failed)
 

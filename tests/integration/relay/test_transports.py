@@ -12,7 +12,9 @@ from sqlalchemy import Engine
 
 from ledger.models import RelayAttempt, RelayDelivery
 from payrecon.wiring import keyed_alert
+from relay.claims import Job
 from relay.transports.memory import MemoryTransport
+from relay.window import CEILING, PREFETCH
 from relay.worker import Worker
 from tests.support import brokers
 from tests.support import relay as support
@@ -111,3 +113,49 @@ def test_a_broker_host_resolving_to_loopback_is_refused_at_connect_time(
     errors = {a.error for a in support.attempts(engine)}
     assert errors and all(e and "refused: localhost resolves to" in e for e in errors), errors
     assert _delivered(engine) == 0
+
+
+def test_a_backlog_beyond_the_claim_window_is_taken_once_with_claims_capped(
+    engine: Engine,
+) -> None:
+    """3,000 events to an in-memory destination that answers at once: the window grows past
+    its start and each event is taken once, while the worker never holds more than the
+    window's ceiling of claims (sampled every 100 attempts)."""
+    held: list[int] = []
+
+    claimed = RelayDelivery.claimed_by.is_not(None)  # type: ignore[union-attr]
+
+    def sample(job: Job) -> None:
+        if job.delivery_id % 100 == 0:
+            held.append(support.count(engine, RelayDelivery, claimed))
+        return None
+
+    transport = MemoryTransport(support.box(), refuse=sample)
+    support.add_endpoint(engine, "http://10.0.0.7/hook")
+    transfers = support.add_transfers(engine, 3000)
+    events = [
+        e
+        for start in range(0, 3000, 1000)
+        for e in support.emit_events(engine, transfers[start : start + 1000])
+    ]
+
+    async def main() -> None:
+        worker = Worker(
+            engine,
+            support.box(),
+            support.config(),
+            alert=keyed_alert(engine, None),
+            transport=transport,
+        )
+        stop = asyncio.Event()
+        task = asyncio.create_task(worker.run(stop))
+        while await asyncio.to_thread(_delivered, engine) < len(events):
+            await asyncio.sleep(0.05)
+        stop.set()
+        await task
+
+    asyncio.run(main())
+    assert sorted(sent.job.event_id for sent in transport.sent) == sorted(events)
+    assert len(held) == 30
+    assert max(held) <= CEILING
+    assert max(held) > PREFETCH * support.config().concurrency  # the window grew
