@@ -166,16 +166,17 @@ _COLLECTION_FIGURES = {
     "s": _STATUS.format(table="t"),
 }
 
-# `expected_movements` for a transfer, over its lines' count `n` and the sum of their roles'
-# bits `roles`: nothing while pending, nor for a failed one charged no fee and no line; else
-# the payout in two lines (amount, fee: only once one of them is there) or in one, then a
-# failed transfer's refund, a reversed one's reversal; never a movement of 0 kobo. A set of
-# roles is exactly the lines' when their bits add up to it and there are as many lines as it
-# has roles: n powers of two add up to a number with n bits set only when no two are equal.
+# `expected_movements` for a transfer, over its lines `n` (all in the period: `bad` is 0) and
+# the sum of their roles' bits `roles`: nothing while pending, nor for a failed one charged
+# no fee and no line; else the payout in two lines (amount, fee: only once one of them is
+# there) or in one, then a failed transfer's refund, a reversed one's reversal; never a
+# movement of 0 kobo. A set of roles is exactly the lines' when their bits add up to it and
+# there are as many lines as it has roles: n powers of two add up to a number with n bits set
+# only when no two are equal.
 _AFTER = "CASE WHEN a > 0 AND s = 'failed' THEN 8 WHEN a > 0 AND s = 'reversed' THEN 16 ELSE 0 END"
 _AFTER_LINES = "CASE WHEN a > 0 AND s IN ('failed', 'reversed') THEN 1 ELSE 0 END"
 _TRANSFER_CLEAN = f"""
-    n = n_in AND bad = 0
+    bad = 0
     AND CASE WHEN s = 'pending' OR (s = 'failed' AND f <= 0 AND n = 0) THEN n = 0
         ELSE ((a > 0 OR f > 0)
                 AND roles = (CASE WHEN a > 0 THEN 2 ELSE 0 END)
@@ -187,7 +188,7 @@ _TRANSFER_CLEAN = f"""
     END
 """
 _COLLECTION_CLEAN = """
-    n = n_in AND bad = 0 AND n = (CASE WHEN s = 'successful' AND net > 0 THEN 1 ELSE 0 END)
+    bad = 0 AND n = (CASE WHEN s = 'successful' AND net > 0 THEN 1 ELSE 0 END)
 """
 
 
@@ -202,9 +203,10 @@ def _unclean_sql(
     # tie-out sees, found through the line's subject index ({index}: SQLite's planner would
     # rather walk the date index), and grouped by the subject's row — by (created_at, id) for
     # a transfer, the order of the creation-time index the period is read through, so SQLite
-    # needs no sort; PostgreSQL groups by the primary key alone. Per subject: its lines `n`,
-    # those in the period `n_in`, those not showing their role's figure in its direction
-    # `bad` (a line without a role among them), and the sum of their roles' bits `roles`.
+    # needs no sort; PostgreSQL groups by the primary key alone. Per subject: its lines in
+    # the period `n`, those dated outside it or not showing their role's figure in its
+    # direction `bad` (a line without a role among them), and the sum of their roles' bits
+    # `roles` — three aggregates a line, the query's cost.
     # One row comes back: how many matched lines of the period name one of the period's
     # subjects — when that is every line of the period naming a subject of this kind, no line
     # names one from outside and `_REFERENCED` need not run — and the ids of the subjects
@@ -217,11 +219,13 @@ def _unclean_sql(
     bits = " ".join(f"WHEN '{role}' THEN {bit}" for role, (bit, _, _) in roles.items())
     group = "t.created_at, t.id" if table == "transfer" else "t.id"
     return f"""
-SELECT coalesce(sum(n_in), 0), {{ids}} FROM (
+SELECT coalesce(sum(n), 0), {{ids}} FROM (
     SELECT t.id AS id, {", ".join(f"{value} AS {name}" for name, value in figures.items())},
-        count(l.{column}) AS n,
-        count(CASE WHEN l.date BETWEEN :since AND :until THEN 1 END) AS n_in,
-        count(CASE WHEN l.{column} IS NULL OR {exact} THEN NULL ELSE 1 END) AS bad,
+        count(CASE WHEN l.date BETWEEN :since AND :until THEN 1 END) AS n,
+        count(
+            CASE WHEN l.{column} IS NULL THEN NULL
+            WHEN l.date BETWEEN :since AND :until AND ({exact}) THEN NULL ELSE 1 END
+        ) AS bad,
         coalesce(sum(CASE l.role {bits} ELSE 0 END), 0) AS roles
     FROM {table} AS t
     LEFT JOIN statement_line l {{index}} ON l.{column} = t.id AND l.account_id = :account
