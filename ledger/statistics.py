@@ -10,8 +10,8 @@ from sqlmodel import Session
 # again once a tenth of a table is new, but only on its next round (a minute later at best,
 # later when it is busy, never where it is off): a month of statement lines imported and its
 # period closed straight away was planned as if the lines were not there — two million lines
-# sorted on disk, 12-18 s instead of 6 (bench/RESULTS.md §18). A write at least this large,
-# and at least a tenth of the table as last counted, counts it again itself.
+# sorted on disk, the sums' pass on one core, twice the time (bench/RESULTS.md §18). A write
+# at least this large, and at least a tenth of the table as last counted, counts it again.
 ANALYZE_AFTER_ROWS = 10_000
 _GROWTH = 0.1
 _COUNTED = "SELECT reltuples FROM pg_class WHERE oid = CAST(:table AS regclass)"
