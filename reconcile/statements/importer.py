@@ -28,6 +28,7 @@ from sqlmodel import Session, col
 from ledger.bulk import Bulk, table_columns
 from ledger.models import PeriodLock, StatementAccount, StatementImport, StatementLine
 from ledger.statement_lines import find_account
+from ledger.statistics import analyze_if_grown
 from ledger.types import storable_text
 from reconcile.statements.errors import AccountError, InvalidStatementError
 from reconcile.statements.facts import in_json, load_accounts
@@ -196,6 +197,8 @@ def import_statement(
     stated = parsed.stated()
     summary.balance_breaks = [_break_json(b) for b in breaks]
     run.finish(stated)
+    # A month imported is closed next: its lines must be in the planner's statistics.
+    analyze_if_grown(session, "statement_line", summary.new)
     return summary
 
 

@@ -44,11 +44,12 @@ _UNMATCHED = (
 )
 _ORDER = "date, import_id, position"
 
-# One pass: the sums, and on PostgreSQL the balance chain checked between neighbours in
-# statement order (each line stating a balance against the previous one's, a window `lag`);
-# the breaks are listed only when there are. SQLite copies every row of a window's partition
-# into a temporary table (~3.5 µs a line), so there the chain is walked apart, through the
-# statement-order index alone (`_chain_breaks`), and this pass has no window.
+# One pass: the sums, with no window, so PostgreSQL can share it among parallel workers.
+# The balance chain is checked apart, between neighbours in statement order, through the
+# statement-order index alone: on PostgreSQL a window `lag` (`_CHAIN_BREAKS`: in this pass, it
+# made every row carry all the columns through the window, and the pass serial); SQLite
+# copies every row of a window's partition into a temporary table (~3.5 µs a line), so there
+# the chain is walked on the driver's cursor (`_chain_breaks`).
 _SUMS = f"""
 SELECT count(*),
     coalesce(sum(CASE WHEN direction = 'credit' THEN amount ELSE 0 END), 0),
@@ -58,18 +59,26 @@ SELECT count(*),
     coalesce(sum(CASE WHEN {_TO_SUBJECT} OR ({_TO_LINE}) THEN 1 ELSE 0 END), 0),
     coalesce(sum(CASE WHEN {_TO_SUBJECT} OR ({_TO_LINE}) THEN amount ELSE 0 END), 0),
     count(balance),
-    coalesce(sum(CASE WHEN balance <> previous_balance + signed THEN 1 ELSE 0 END), 0),
     count(collection_id),
     count(transfer_id),
     count(CASE WHEN state = 'matched' THEN collection_id END),
     count(CASE WHEN state = 'matched' THEN transfer_id END)
 FROM (
     SELECT direction, amount, state, transfer_id, collection_id, other_line_id, balance,
-        {_SIGNED} AS signed, {{previous}} AS previous_balance
+        {_SIGNED} AS signed
     FROM statement_line WHERE {_IN_PERIOD}
 ) AS o
 """  # noqa: S608 (constants only)
-_LAG = f"lag(balance) OVER (ORDER BY {_ORDER})"
+
+# The lines stating a balance other than the previous line's plus their own amount, when
+# every line states one; the breaks are listed (`_BREAKS`) only when there are.
+_CHAIN_BREAKS = f"""
+SELECT count(*) FROM (
+    SELECT balance, {_SIGNED} AS signed, lag(balance) OVER (ORDER BY {_ORDER}) AS previous
+    FROM statement_line WHERE {_IN_PERIOD}
+) AS o
+WHERE balance <> previous + signed
+"""  # noqa: S608 (constants only)
 
 # The chain in statement order, read from ix_statement_line_account_date alone (it holds
 # the balance and the signed amount's columns, migration 0016).
@@ -117,87 +126,112 @@ FROM b
 WHERE k <> prior_k OR later IS NULL
 """  # noqa: S608 (constants only)
 
-# The period's transfers as the matcher sees them (`reconcile.statements.facts`:
-# transfer_subject): amount, fee charged, status. Grouped by (created_at, id), the order of
-# the creation-time index the period is read through, so SQLite needs no sort to group.
-_TRANSFERS = """
-SELECT id, created_at,
-    CASE WHEN amount IS NOT NULL THEN amount ELSE coalesce(provider_amount, 0) END AS a,
-    CASE WHEN initiation = 'rejected' THEN 0
-         ELSE coalesce(provider_fee, webhook_fee, fee, 0) END AS f,
-    CASE WHEN status IN ('successful', 'failed', 'reversed') THEN status
-         ELSE 'pending' END AS s
-FROM transfer WHERE created_at >= :start AND created_at < :end
-"""
-# The period's collections (collection_subject): dated the day they were paid.
-_COLLECTIONS = """
-SELECT id,
-    coalesce(amount_paid, amount) - coalesce(provider_fee, fee, 0) AS net,
-    CASE WHEN status IN ('successful', 'failed', 'reversed') THEN status
-         ELSE 'pending' END AS s
-FROM collection
-WHERE created_at >= :collections_since AND created_at < :end
-    AND coalesce(paid_at, confirmed_at, created_at) >= :start
-    AND coalesce(paid_at, confirmed_at, created_at) < :end
-"""
+_STATUS = (
+    "CASE WHEN {table}.status IN ('successful', 'failed', 'reversed') THEN {table}.status"
+    " ELSE 'pending' END"
+)
+# The period's transfers, and its collections: dated the day they were paid (one paid in the
+# period was created before: `collections_since`).
+_TRANSFERS_IN_PERIOD = "t.created_at >= :start AND t.created_at < :end"
+_COLLECTIONS_IN_PERIOD = (
+    "t.created_at >= :collections_since AND t.created_at < :end"
+    " AND coalesce(t.paid_at, t.confirmed_at, t.created_at) >= :start"
+    " AND coalesce(t.paid_at, t.confirmed_at, t.created_at) < :end"
+)
 
+# The roles a subject's lines may play, each a bit (`roles` below sums them), with the
+# direction and the figure (`statements.expected.ledger_figure`) a line of it shows.
+_TRANSFER_ROLES = {
+    "payout": (1, "debit", "{a} + {f}"),
+    "payout_amount": (2, "debit", "{a}"),
+    "payout_fee": (4, "debit", "{f}"),
+    "refund": (8, "credit", "{a}"),
+    "reversal": (16, "credit", "{a}"),
+}
+_COLLECTION_ROLES = {"collection_credit": (1, "credit", "{net}")}
 
-def _role_counts(roles: tuple[str, ...]) -> str:
-    return ", ".join(
-        f"sum(CASE WHEN l.role = '{role}' THEN 1 ELSE 0 END) AS {role}" for role in roles
-    )
+# What the matcher knows of each of the period's subjects (`reconcile.statements.facts`:
+# transfer_subject, collection_subject), as expressions of its row `t`: a transfer's amount,
+# fee charged and status; a collection's net credit and status.
+_TRANSFER_FIGURES = {
+    "a": "CASE WHEN t.amount IS NOT NULL THEN t.amount ELSE coalesce(t.provider_amount, 0) END",
+    "f": (
+        "CASE WHEN t.initiation = 'rejected' THEN 0"
+        " ELSE coalesce(t.provider_fee, t.webhook_fee, t.fee, 0) END"
+    ),
+    "s": _STATUS.format(table="t"),
+}
+_COLLECTION_FIGURES = {
+    "net": "coalesce(t.amount_paid, t.amount) - coalesce(t.provider_fee, t.fee, 0)",
+    "s": _STATUS.format(table="t"),
+}
 
-
-_TRANSFER_ROLES = ("payout", "payout_amount", "payout_fee", "refund", "reversal")
-# A line shows its role's figure in its role's direction (`statements.expected.ledger_figure`).
-_TRANSFER_EXACT = """
-    (l.role = 'payout' AND l.direction = 'debit' AND l.amount = t.a + t.f)
-    OR (l.role = 'payout_amount' AND l.direction = 'debit' AND l.amount = t.a)
-    OR (l.role = 'payout_fee' AND l.direction = 'debit' AND l.amount = t.f)
-    OR (l.role IN ('refund', 'reversal') AND l.direction = 'credit' AND l.amount = t.a)
-"""
-# `expected_movements` for a transfer: nothing while pending, nor for a failed one charged no
-# fee and no line; else the payout in one line, or in two once one of the two is there; a
-# failed transfer's refund, a reversed one's reversal; never a movement of 0 kobo.
-_TRANSFER_CLEAN = """
-    n = n_in AND bad = 0
+# `expected_movements` for a transfer, over its lines `n` (all in the period: `bad` is 0) and
+# the sum of their roles' bits `roles`: nothing while pending, nor for a failed one charged
+# no fee and no line; else the payout in two lines (amount, fee: only once one of them is
+# there) or in one, then a failed transfer's refund, a reversed one's reversal; never a
+# movement of 0 kobo. A set of roles is exactly the lines' when their bits add up to it and
+# there are as many lines as it has roles: n powers of two add up to a number with n bits set
+# only when no two are equal.
+_AFTER = "CASE WHEN a > 0 AND s = 'failed' THEN 8 WHEN a > 0 AND s = 'reversed' THEN 16 ELSE 0 END"
+_AFTER_LINES = "CASE WHEN a > 0 AND s IN ('failed', 'reversed') THEN 1 ELSE 0 END"
+_TRANSFER_CLEAN = f"""
+    bad = 0
     AND CASE WHEN s = 'pending' OR (s = 'failed' AND f <= 0 AND n = 0) THEN n = 0
-        WHEN payout = 0 AND (payout_amount > 0 OR payout_fee > 0) THEN
-            payout_amount = (CASE WHEN a > 0 THEN 1 ELSE 0 END)
-            AND payout_fee = (CASE WHEN f > 0 THEN 1 ELSE 0 END)
-            AND refund = (CASE WHEN s = 'failed' AND a > 0 THEN 1 ELSE 0 END)
-            AND reversal = (CASE WHEN s = 'reversed' AND a > 0 THEN 1 ELSE 0 END)
-        ELSE payout = (CASE WHEN a + f > 0 THEN 1 ELSE 0 END)
-            AND payout_amount = 0 AND payout_fee = 0
-            AND refund = (CASE WHEN s = 'failed' AND a > 0 THEN 1 ELSE 0 END)
-            AND reversal = (CASE WHEN s = 'reversed' AND a > 0 THEN 1 ELSE 0 END)
+        ELSE ((a > 0 OR f > 0)
+                AND roles = (CASE WHEN a > 0 THEN 2 ELSE 0 END)
+                    + (CASE WHEN f > 0 THEN 4 ELSE 0 END) + {_AFTER}
+                AND n = (CASE WHEN a > 0 THEN 1 ELSE 0 END)
+                    + (CASE WHEN f > 0 THEN 1 ELSE 0 END) + {_AFTER_LINES})
+            OR (roles = (CASE WHEN a + f > 0 THEN 1 ELSE 0 END) + {_AFTER}
+                AND n = (CASE WHEN a + f > 0 THEN 1 ELSE 0 END) + {_AFTER_LINES})
     END
 """
-_COLLECTION_EXACT = "l.role = 'collection_credit' AND l.direction = 'credit' AND l.amount = t.net"
 _COLLECTION_CLEAN = """
-    n = n_in AND bad = 0
-    AND collection_credit = (CASE WHEN s = 'successful' AND net > 0 THEN 1 ELSE 0 END)
+    bad = 0 AND n = (CASE WHEN s = 'successful' AND net > 0 THEN 1 ELSE 0 END)
 """
 
 
-def _unclean_sql(subjects: str, column: str, roles: tuple[str, ...], exact: str, clean: str) -> str:
-    # Each of the period's subjects with its lines the tie-out sees, found through the
-    # line's subject index ({index}: SQLite's planner would rather walk the date index), in
-    # one row: how many matched lines of the period name one of the period's subjects — when
-    # that is every line of the period naming a subject of this kind, no line names one from
-    # outside and `_REFERENCED` need not run — and the ids of the subjects that are not
-    # clean, joined with commas ({ids}: the dialect's string aggregate). A line whose role is
-    # NULL is not exact (NOT of NULL is NULL: written as a CASE, it counts as bad).
+def _unclean_sql(
+    table: str,
+    period: str,
+    column: str,
+    roles: dict[str, tuple[int, str, str]],
+    figures: dict[str, str],
+) -> str:
+    # Each of the period's subjects (`table` rows in `period`) joined to its lines the
+    # tie-out sees, found through the line's subject index ({index}: SQLite's planner would
+    # rather walk the date index), and grouped by the subject's row — by (created_at, id) for
+    # a transfer, the order of the creation-time index the period is read through, so SQLite
+    # needs no sort; PostgreSQL groups by the primary key alone. Per subject: its lines in
+    # the period `n`, those dated outside it or not showing their role's figure in its
+    # direction `bad` (a line without a role among them), and the sum of their roles' bits
+    # `roles` — three aggregates a line, the query's cost.
+    # One row comes back: how many matched lines of the period name one of the period's
+    # subjects — when that is every line of the period naming a subject of this kind, no line
+    # names one from outside and `_REFERENCED` need not run — and the ids of the subjects
+    # that are not clean, joined with commas ({ids}: the dialect's string aggregate).
+    exact = " OR ".join(
+        f"(l.role = '{role}' AND l.direction = '{direction}'"
+        f" AND l.amount = {figure.format(**figures)})"
+        for role, (_, direction, figure) in roles.items()
+    )
+    bits = " ".join(f"WHEN '{role}' THEN {bit}" for role, (bit, _, _) in roles.items())
+    group = "t.created_at, t.id" if table == "transfer" else "t.id"
     return f"""
-SELECT coalesce(sum(n_in), 0), {{ids}} FROM (
-    SELECT t.*, count(l.id) AS n,
-        sum(CASE WHEN l.date BETWEEN :since AND :until THEN 1 ELSE 0 END) AS n_in,
-        sum(CASE WHEN l.id IS NULL THEN 0 WHEN {exact} THEN 0 ELSE 1 END) AS bad,
-        {_role_counts(roles)}
-    FROM ({subjects}) AS t
+SELECT coalesce(sum(n), 0), {{ids}} FROM (
+    SELECT t.id AS id, {", ".join(f"{value} AS {name}" for name, value in figures.items())},
+        count(CASE WHEN l.date BETWEEN :since AND :until THEN 1 END) AS n,
+        count(
+            CASE WHEN l.{column} IS NULL THEN NULL
+            WHEN l.date BETWEEN :since AND :until AND ({exact}) THEN NULL ELSE 1 END
+        ) AS bad,
+        coalesce(sum(CASE l.role {bits} ELSE 0 END), 0) AS roles
+    FROM {table} AS t
     LEFT JOIN statement_line l {{index}} ON l.{column} = t.id AND l.account_id = :account
         AND l.state = 'matched' AND l.date BETWEEN :near_since AND :near_until
-    GROUP BY {", ".join(f"t.{name}" for name in _SUBJECT_COLUMNS[column])}
+    WHERE {period}
+    GROUP BY {group}
 ) AS j
 """  # noqa: S608 (constants only)
 
@@ -209,15 +243,11 @@ def _unclean_ids(clean: str, sqlite: bool) -> str:
     return f"string_agg(CASE WHEN NOT ({clean}) THEN CAST(id AS text) END, ',')"
 
 
-_SUBJECT_COLUMNS = {
-    "transfer_id": ("created_at", "id", "a", "f", "s"),
-    "collection_id": ("id", "net", "s"),
-}
 _UNCLEAN_TRANSFERS = _unclean_sql(
-    _TRANSFERS, "transfer_id", _TRANSFER_ROLES, _TRANSFER_EXACT, _TRANSFER_CLEAN
+    "transfer", _TRANSFERS_IN_PERIOD, "transfer_id", _TRANSFER_ROLES, _TRANSFER_FIGURES
 )
 _UNCLEAN_COLLECTIONS = _unclean_sql(
-    _COLLECTIONS, "collection_id", ("collection_credit",), _COLLECTION_EXACT, _COLLECTION_CLEAN
+    "collection", _COLLECTIONS_IN_PERIOD, "collection_id", _COLLECTION_ROLES, _COLLECTION_FIGURES
 )
 _CLEAN = {"transfer": _TRANSFER_CLEAN, "collection": _COLLECTION_CLEAN}
 
@@ -229,16 +259,10 @@ WHERE l.account_id = :account AND l.date BETWEEN :since AND :until
     AND l.{column} IS NOT NULL AND NOT ({period})
 """
 _REFERENCED_TRANSFERS = _REFERENCED.format(
-    column="transfer_id", table="transfer", period="t.created_at >= :start AND t.created_at < :end"
+    column="transfer_id", table="transfer", period=_TRANSFERS_IN_PERIOD
 )
 _REFERENCED_COLLECTIONS = _REFERENCED.format(
-    column="collection_id",
-    table="collection",
-    period=(
-        "t.created_at >= :collections_since AND t.created_at < :end"
-        " AND coalesce(t.paid_at, t.confirmed_at, t.created_at) >= :start"
-        " AND coalesce(t.paid_at, t.confirmed_at, t.created_at) < :end"
-    ),
+    column="collection_id", table="collection", period=_COLLECTIONS_IN_PERIOD
 )
 
 
@@ -297,12 +321,10 @@ def period_sums(
         return [tuple(row) for row in session.execute(_bind(sql, {**values, **more}))]
 
     sqlite = session.get_bind().dialect.name == "sqlite"
-    sums = [int(value) for value in run(_SUMS.format(previous="NULL" if sqlite else _LAG))[0]]
+    sums = [int(value) for value in run(_SUMS)[0]]
     count, credits, debits, own, to_subjects, matched_count, matched_amount = sums[:7]
-    with_balance, breaks, name_collections, name_transfers = sums[7:11]
-    matched_collections, matched_transfers = sums[11:]
-    if sqlite and with_balance:
-        breaks = _chain_breaks(session, account_id, since, until)
+    with_balance, name_collections, name_transfers = sums[7:10]
+    matched_collections, matched_transfers = sums[10:]
     opening = closing = 0
     gaps: list[tuple[int | None, int | None, int, int]] = []
     if count:
@@ -313,9 +335,14 @@ def period_sums(
         total = int(credits) - int(debits)
         closing = int(last[1]) if last[1] is not None else opening + total
         running = opening + total  # a statement without balances chains by definition
-        if with_balance == count and breaks:
+        if with_balance == count:
             # Every line states a balance: a break is between neighbours.
-            gaps += [(p, i, int(e), int(s)) for p, i, e, s in run(_BREAKS)]
+            if sqlite:
+                breaks = _chain_breaks(session, account_id, since, until)
+            else:
+                breaks = int(run(_CHAIN_BREAKS)[0][0])
+            if breaks:
+                gaps += [(p, i, int(e), int(s)) for p, i, e, s in run(_BREAKS)]
             running = closing
         elif 0 < with_balance < count:
             # Some lines state none: the chain carries on through them (the general walk).
@@ -324,8 +351,6 @@ def period_sums(
                     gaps.append((previous, line, int(expected), int(stated)))
                 if is_last:
                     running = int(k) + total
-        elif with_balance == count:
-            running = closing
         if closing != running:
             gaps.append((last[0], None, running, closing))
     unclean: list[tuple[str, int]] = []
@@ -376,7 +401,7 @@ def period_sums(
 
 def _chain_breaks(session: Session, account_id: int, since: dt.date, until: dt.date) -> int:
     """The lines stating a balance other than the previous line's stated balance plus their
-    own amount (what `_SUMS` counts with `lag` on PostgreSQL), walked in statement order on
+    own amount (what `_CHAIN_BREAKS` counts with `lag` on PostgreSQL), walked in statement order on
     SQLite's own cursor: SQLAlchemy's rows cost more than the walk itself, millions of times."""
     sql = _CHAIN.replace(":account", "?").replace(":since", "?").replace(":until", "?")
     driver = session.connection().connection.dbapi_connection

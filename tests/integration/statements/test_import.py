@@ -7,9 +7,12 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 from sqlalchemy import Engine, func, select, text
 from sqlmodel import Session
 
+from ledger import statistics
+from ledger.db import create_db_engine
 from ledger.models import AuditEntry, StatementImport, StatementLine
 from tests.integration.statements.ledger_rows import SAMPLE, sample_ledger, write_csv
 from tests.support.cli import run_cli
@@ -105,6 +108,32 @@ def test_dry_run_stores_nothing(database_url: str, engine: Engine) -> None:
     summary = _import(database_url, SAMPLE, "--mapping", "sandbox", "--dry-run")
     assert (summary["new"], summary["matched"], summary["dry_run"]) == (7, 6, True)
     assert _lines(engine) == []
+
+
+def test_a_large_import_leaves_its_lines_counted_for_postgresqls_planner(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An import storing ANALYZE_AFTER_ROWS lines or more runs ANALYZE before its commit (the
+    planner counts them at once, not after autovacuum's next round); one storing fewer leaves
+    the count as it was."""
+    monkeypatch.setattr(statistics, "ANALYZE_AFTER_ROWS", 7)
+    engine = create_db_engine(postgres_url)
+    counted = text("SELECT reltuples FROM pg_class WHERE relname = 'statement_line'")
+
+    def count() -> float:
+        with Session(engine) as session:
+            return float(session.execute(counted).scalar_one())
+
+    try:
+        assert count() == -1  # never counted
+        _import(postgres_url, SAMPLE, "--mapping", "sandbox")
+        assert count() == 7
+        december = [row.replace("2026-11-", "2026-12-") for row in SAMPLE.read_text().splitlines()]
+        fewer = write_csv(tmp_path / "december.csv", december[1:7])
+        assert _import(postgres_url, fewer, "--mapping", "sandbox")["new"] == 6
+        assert count() == 7
+    finally:
+        engine.dispose()
 
 
 def test_a_balance_gap_is_recorded(database_url: str, engine: Engine, tmp_path: Path) -> None:
