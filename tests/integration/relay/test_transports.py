@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import defaultdict
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine
@@ -24,6 +25,29 @@ def _delivered(engine: Engine) -> int:
     return support.count(engine, RelayDelivery, RelayDelivery.status == "delivered")
 
 
+def _run_until_delivered(
+    engine: Engine, transport: MemoryTransport, count: int, **config: Any
+) -> None:
+    """Run a worker on `transport` until `count` deliveries are delivered, then stop it."""
+
+    async def main() -> None:
+        worker = Worker(
+            engine,
+            support.box(),
+            support.config(**config),
+            alert=keyed_alert(engine, None),
+            transport=transport,
+        )
+        stop = asyncio.Event()
+        task = asyncio.create_task(worker.run(stop))
+        while await asyncio.to_thread(_delivered, engine) < count:
+            await asyncio.sleep(0.05)
+        stop.set()
+        await task
+
+    asyncio.run(main())
+
+
 def test_fifty_subjects_stay_in_order_through_a_transport_that_refuses_at_random(
     engine: Engine,
 ) -> None:
@@ -36,22 +60,7 @@ def test_fifty_subjects_stay_in_order_through_a_transport_that_refuses_at_random
     support.add_endpoint(engine, "http://10.0.0.7/hook")
     events = support.emit_events(engine, support.add_transfers(engine, 50), rounds=4)
 
-    async def main() -> None:
-        worker = Worker(
-            engine,
-            support.box(),
-            support.config(schedule=(0.01,) * 100),
-            alert=keyed_alert(engine, None),
-            transport=transport,
-        )
-        stop = asyncio.Event()
-        task = asyncio.create_task(worker.run(stop))
-        while await asyncio.to_thread(_delivered, engine) < len(events):
-            await asyncio.sleep(0.05)
-        stop.set()
-        await task
-
-    asyncio.run(main())
+    _run_until_delivered(engine, transport, len(events), schedule=(0.01,) * 100)
     assert transport.closed
     taken = [sent.job for sent in transport.sent if sent.accepted]
     assert sorted(job.event_id for job in taken) == sorted(events)
@@ -139,22 +148,7 @@ def test_a_backlog_beyond_the_claim_window_is_taken_once_with_claims_capped(
         for e in support.emit_events(engine, transfers[start : start + 1000])
     ]
 
-    async def main() -> None:
-        worker = Worker(
-            engine,
-            support.box(),
-            support.config(),
-            alert=keyed_alert(engine, None),
-            transport=transport,
-        )
-        stop = asyncio.Event()
-        task = asyncio.create_task(worker.run(stop))
-        while await asyncio.to_thread(_delivered, engine) < len(events):
-            await asyncio.sleep(0.05)
-        stop.set()
-        await task
-
-    asyncio.run(main())
+    _run_until_delivered(engine, transport, len(events))
     assert sorted(sent.job.event_id for sent in transport.sent) == sorted(events)
     assert len(held) == 30
     assert max(held) <= CEILING
