@@ -84,6 +84,15 @@ def _recordset_update_sql(table: str, columns: tuple[Column, ...], key: Column) 
     )
 
 
+def sqlite_time(value: dt.datetime) -> str:
+    """A timezone-aware datetime as SQLAlchemy's SQLite dialect stores it through
+    ledger.types.UTCDateTime (naive UTC, `YYYY-MM-DD HH:MM:SS.ffffff`), by the C `isoformat`
+    instead of its Python formatting: a relay record writes three per delivery."""
+    if value.tzinfo is None:
+        raise ValueError("naive datetime given to the ledger")
+    return value.astimezone(dt.UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+
+
 def _json_value(value: Any) -> str:
     # bytea's text form; orjson writes every other value the ledger stores.
     if isinstance(value, bytes):
@@ -117,6 +126,8 @@ class Bulk:
         dialect = connection.dialect
         processor = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
         self._time: Callable[[Any], Any] = processor or (lambda value: value)
+        if dialect.name == "sqlite":
+            self._time = sqlite_time  # the same text, a fifth of the cost
 
     def time(self, value: dt.datetime | None) -> Any:
         """A timezone-aware datetime as the ledger stores it on this database."""

@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import Update, bindparam, insert, update
+import orjson
+from sqlalchemy import Update, bindparam, update
 from sqlmodel import Session
 
+from ledger.bulk import Bulk, Statement, table_columns
 from ledger.events.outbox import DELIVERIES, ENDPOINTS
 from ledger.events.types import AttemptOutcome, DeliveryStatus
 from ledger.models import RelayAttempt
@@ -92,29 +94,44 @@ def record(
     """Write the attempts and move their deliveries and endpoints on; each result's outcome,
     and the alerts to send after the commit."""
     outcomes: list[tuple[Result, AttemptOutcome]] = []
-    attempt_rows: list[dict[str, Any]] = []
+    # The attempts' rows and the deliveries' moves go through the driver (ledger.bulk): on
+    # PostgreSQL in one pipeline, and without SQLAlchemy's conversion of every parameter of
+    # every row, which cost more than the database's own work (bench/RESULTS.md section 15).
+    bulk = Bulk(session.connection())
+    attempt_rows: list[tuple[Any, ...]] = []
     # Deliveries that move to the same values, moved by one statement: in a healthy run
     # every answer is a 200, so a batch of dozens is one UPDATE, not one per delivery.
-    moves: dict[tuple[tuple[str, Any], ...], list[int]] = {}
+    moves: dict[tuple[AttemptOutcome, float, int | None, str | None], list[int]] = {}
     for result in results:
         job, answer = result.job, result.answer
         outcome, delay = verdict(job.attempts + 1, answer, schedule)
         outcomes.append((result, outcome))
         attempt_rows.append(
-            {
-                "delivery_id": job.delivery_id,
-                "attempted_at": answer.attempted_at,
-                "duration_ms": answer.duration_ms,
-                "status_code": answer.status_code,
-                "error": answer.error,
-                "response_head": answer.head,
-                "outcome": outcome.value,
-            }
+            (
+                job.delivery_id,
+                bulk.time(answer.attempted_at),
+                answer.duration_ms,
+                answer.status_code,
+                answer.error,
+                answer.head,
+                outcome.value,
+            )
         )
-        moves.setdefault(_move(answer, outcome, delay, now=now), []).append(job.delivery_id)
-    if attempt_rows:
-        session.execute(insert(ATTEMPTS), attempt_rows)
-    moved = _move_held(session, moves, owner=owner, now=now)
+        moves.setdefault(_move(answer, outcome, delay), []).append(job.delivery_id)
+    inserts = bulk.insert(ATTEMPTS.name, table_columns(ATTEMPTS, _ATTEMPT_COLUMNS), attempt_rows)
+    updates = [
+        Statement(
+            _move_sql(bulk.postgres),
+            (*_moved_to(bulk, move, now), _id_set(ids), _PENDING, owner),
+            returns_rows=True,
+        )
+        for move, ids in moves.items()
+    ]
+    answered = bulk.send(inserts + updates)
+    # A delivery moves on only while this worker's claim holds: a peer that claimed it after
+    # an expiry owns it now, and the row lock the UPDATE takes keeps the peer from changing
+    # it under us. The ids the UPDATEs return are the deliveries moved.
+    moved = {int(row[0]) for rows in answered[len(inserts) :] for row in rows}
     notices = [
         _failed_notice(result, now)
         for result, outcome in outcomes
@@ -125,73 +142,79 @@ def record(
 
 
 def _move(
-    answer: Outcome, outcome: AttemptOutcome, delay: float | None, *, now: dt.datetime
-) -> tuple[tuple[str, Any], ...]:
+    answer: Outcome, outcome: AttemptOutcome, delay: float | None
+) -> tuple[AttemptOutcome, float, int | None, str | None]:
+    # What a delivery moves to (_moved_to makes the UPDATE's values of it, once per group).
+    return outcome, delay or 0.0, answer.status_code, answer.error
+
+
+def _moved_to(
+    bulk: Bulk, move: tuple[AttemptOutcome, float, int | None, str | None], now: dt.datetime
+) -> tuple[Any, ...]:
+    # The values of _move_sql's SET, in its order.
+    outcome, delay, status_code, error = move
     status = {
         AttemptOutcome.DELIVERED: DeliveryStatus.DELIVERED,
         AttemptOutcome.FAILED: DeliveryStatus.FAILED,
         AttemptOutcome.RETRY: DeliveryStatus.PENDING,
     }[outcome]
     return (
-        ("status", status.value),
+        status.value,
         # A finished delivery has no next attempt; the column keeps when it ended.
-        ("next_attempt_at", now + dt.timedelta(seconds=delay or 0.0)),
-        ("last_status_code", answer.status_code),
-        ("last_error", answer.error),
-        ("delivered_at", now if outcome is AttemptOutcome.DELIVERED else None),
+        bulk.time(now + dt.timedelta(seconds=delay)),
+        status_code,
+        error,
+        bulk.time(now if outcome is AttemptOutcome.DELIVERED else None),
+        bulk.time(now),
     )
 
 
-@functools.cache
-def _move_statement() -> Update:
-    """The UPDATE moving a group of deliveries on, built on first use (building it anew for
-    every batch cost more than running it)."""
-    return (
-        update(DELIVERIES)
-        .where(
-            DELIVERIES.c.id.in_(bindparam("ids", expanding=True)),
-            DELIVERIES.c.status == DeliveryStatus.PENDING.value,
-            DELIVERIES.c.claimed_by == bindparam("owner"),
-        )
-        .values(
-            {
-                **{name: bindparam(name) for name in _MOVED},
-                "attempts": DELIVERIES.c.attempts + 1,
-                "claimed_by": None,
-                "claimed_until": None,
-            }
-        )
-        .returning(DELIVERIES.c.id)
-    )
+_PENDING = DeliveryStatus.PENDING.value
 
-
-# The values a group of deliveries moves to (_move), and when.
-_MOVED = (
-    "status",
-    "next_attempt_at",
-    "last_status_code",
-    "last_error",
-    "delivered_at",
-    "updated_at",
+# The attempt row's columns, in the order record() writes them.
+_ATTEMPT_COLUMNS = (
+    "delivery_id",
+    "attempted_at",
+    "duration_ms",
+    "status_code",
+    "error",
+    "response_head",
+    "outcome",
 )
 
 
-def _move_held(
-    session: Session,
-    moves: dict[tuple[tuple[str, Any], ...], list[int]],
-    *,
-    owner: str,
-    now: dt.datetime,
-) -> set[int]:
-    # A delivery moves on only while this worker's claim holds: a peer that claimed it after
-    # an expiry owns it now, and the row lock the UPDATE takes keeps the peer from changing
-    # it under us. The ids it returns are the deliveries moved.
-    moved: set[int] = set()
-    for values, ids in moves.items():
-        parameters = {**dict(values), "updated_at": now, "ids": sorted(ids), "owner": owner}
-        rows = session.execute(_move_statement(), parameters)
-        moved.update(int(row) for row in rows.scalars())
-    return moved
+@functools.cache
+def _move_sql(postgres: bool) -> str:
+    """The UPDATE moving a group of deliveries on, while this worker holds their claims; it
+    returns the ids it moved. Its text is the same for any number of ids."""
+    mark = "%s" if postgres else "?"
+    # The ids as one JSON array (encoded by orjson in C, as ledger.bulk sends rows).
+    ids = (
+        "id = ANY(ARRAY(SELECT json_array_elements_text(%s::json)::bigint))"
+        if postgres
+        else "id IN (SELECT value FROM json_each(?))"
+    )
+    assigned = ", ".join(
+        f"{name} = {mark}"
+        for name in (
+            "status",
+            "next_attempt_at",
+            "last_status_code",
+            "last_error",
+            "delivered_at",
+            "updated_at",
+        )
+    )
+    # The table's and columns' own names only: every value is a parameter.
+    return (
+        f"UPDATE {DELIVERIES.name} SET {assigned}, attempts = attempts + 1, "  # noqa: S608
+        f"claimed_by = NULL, claimed_until = NULL "
+        f"WHERE {ids} AND status = {mark} AND claimed_by = {mark} RETURNING id"
+    )
+
+
+def _id_set(ids: list[int]) -> str:
+    return orjson.dumps(sorted(ids)).decode()
 
 
 def _failed_notice(result: Result, now: dt.datetime) -> Notice:

@@ -133,6 +133,11 @@ class Worker:
         # SQLite takes one writer at a time, and a second one sleeps in its busy handler (1, 2,
         # 5 ms…): the worker's own writes (a claim beside a record) queue on a lock instead.
         self._write_lock = threading.Lock()
+        # Attempts that finished since the loop last looked, and what it waits on for the next:
+        # each attempt's task reports itself (a done callback) instead of the loop waiting on
+        # every task in flight, which cost a callback added and removed per task per turn.
+        self._finished: list[asyncio.Task[Result]] = []
+        self._progress: asyncio.Future[None] | None = None
 
     async def run(self, stop: asyncio.Event) -> Summary:
         """Deliver until `stop` is set; then finish the attempts in flight and return."""
@@ -212,27 +217,38 @@ class Worker:
                     self._short = None
                     window.restart(time.monotonic())
                     continue
-                waits: set[asyncio.Future[Any]] = set(inflight)
-                if self._claiming is not None:
-                    waits.add(self._claiming)  # its jobs start as soon as it is back
-                extra: list[asyncio.Future[Any]] = []
-                if not stopping and stop is not None and self._dry(wake):
-                    # Nothing more was due: wake for new work, a stop, or a record that may
-                    # let a subject's next event go, while slow attempts are in flight.
-                    extra = [asyncio.ensure_future(stop.wait())]
-                    if wake is not None:
-                        extra.append(asyncio.ensure_future(wake.wait()))
-                    if self._recorder is not None and not self._recorder.done():
-                        waits.add(self._recorder)
-                    waits.update(extra)
-                await asyncio.wait(waits, timeout=self._poll(), return_when="FIRST_COMPLETED")
-                for future in extra:
-                    future.cancel()
-                done = {task for task in inflight if task.done()}
+                if not self._finished:
+                    await self._wait_for_progress(stop, wake, stopping)
+                done, self._finished = self._finished, []
                 if done:
-                    inflight -= done
+                    inflight.difference_update(done)
                     window.answered(len(done), time.monotonic())
                     self._hand_over([task.result() for task in done])
+
+    async def _wait_for_progress(
+        self, stop: asyncio.Event | None, wake: asyncio.Event | None, stopping: bool
+    ) -> None:
+        """Until an attempt finishes, the claim under way comes back, or the poll interval."""
+        self._progress = asyncio.get_running_loop().create_future()
+        waits: set[asyncio.Future[Any]] = {self._progress}
+        if self._claiming is not None:
+            waits.add(self._claiming)  # its jobs start as soon as it is back
+        extra: list[asyncio.Future[Any]] = []
+        if not stopping and stop is not None and self._dry(wake):
+            # Nothing more was due: wake for new work, a stop, or a record that may let a
+            # subject's next event go, while slow attempts are in flight.
+            extra = [asyncio.ensure_future(stop.wait())]
+            if wake is not None:
+                extra.append(asyncio.ensure_future(wake.wait()))
+            if self._recorder is not None and not self._recorder.done():
+                waits.add(self._recorder)
+            waits.update(extra)
+        try:
+            await asyncio.wait(waits, timeout=self._poll(), return_when="FIRST_COMPLETED")
+        finally:
+            self._progress = None
+            for future in extra:
+                future.cancel()
 
     async def _claim_ahead(self, limit: int, due_by: dt.datetime | None) -> list[Job]:
         """A claim run beside the attempts in flight (the ledger's round trips hidden behind
@@ -281,7 +297,14 @@ class Worker:
                 # Its record would be refused, and another worker may claim it meanwhile.
                 logger.debug("relay_claim_too_old", delivery_id=job.delivery_id)
                 continue
-            inflight.add(asyncio.create_task(self._attempt(transport, job)))
+            task = asyncio.create_task(self._attempt(transport, job))
+            task.add_done_callback(self._on_finished)
+            inflight.add(task)
+
+    def _on_finished(self, task: asyncio.Task[Result]) -> None:
+        self._finished.append(task)
+        if self._progress is not None and not self._progress.done():
+            self._progress.set_result(None)
 
     def _writing(self) -> contextlib.AbstractContextManager[Any]:
         return self._write_lock if self._sqlite else contextlib.nullcontext()

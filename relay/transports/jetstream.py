@@ -108,13 +108,16 @@ class JetStreamTransport:
             )
             stream = options.get("stream")
             try:
-                ack = await opened.js.publish(
+                # The ack comes to the context's one reply subscription, matched by token: a
+                # fifth cheaper per publish than a request with its own wait (bench/RESULTS.md
+                # section 15). The attempt's timeout bounds the wait (a future dropped then).
+                acked = await opened.js.publish_async(
                     subject,
                     job.body.encode(),
-                    timeout=self.timeout,
                     stream=stream,
                     headers={"Nats-Msg-Id": job.event_id, **headers},
                 )
+                ack = await acked
             except (NoRespondersError, NoStreamResponseError):
                 raise StreamMissingError(
                     f"no JetStream stream takes subject {subject}: create one "

@@ -105,8 +105,7 @@ class RabbitTransport:
             await opened.exchange.publish(
                 message,
                 destinations.expand(template, kind),
-                mandatory=True,
-                timeout=self.timeout,
+                mandatory=True,  # no timeout of its own: the attempt's bounds it
             )
             return None
 

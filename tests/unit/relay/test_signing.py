@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+import datetime as dt
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from relay.keys import new_secret
@@ -47,3 +51,20 @@ def test_the_signature_is_v1_and_depends_on_the_timestamp() -> None:
     first = signature([secret], EVENT, 1_700_000_000, BODY)
     assert first.startswith("v1,")
     assert first != signature([secret], EVENT, 1_700_000_001, BODY)
+
+
+@given(
+    body=st.text(max_size=2000),
+    event_id=st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126), max_size=40),
+    timestamp=st.integers(min_value=0, max_value=2**34),
+    key=st.binary(min_size=16, max_size=64),
+)
+def test_our_signature_is_the_librarys_for_any_body_id_and_time(
+    body: str, event_id: str, timestamp: int, key: bytes
+) -> None:
+    """The formula computed with hmac.digest gives exactly what `Webhook(secret).sign` gives."""
+    secret = "whsec_" + base64.b64encode(key).decode()
+    when = dt.datetime.fromtimestamp(timestamp, tz=dt.UTC)
+    assert signature([secret], event_id, timestamp, body) == Webhook(secret).sign(
+        event_id, when, body
+    )
