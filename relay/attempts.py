@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
-from sqlalchemy import Update, bindparam, update
+from sqlalchemy import update
 from sqlmodel import Session
 
 from ledger.bulk import Bulk, Statement, table_columns
@@ -127,17 +127,30 @@ def record(
         )
         for move, ids in moves.items()
     ]
-    answered = bulk.send(inserts + updates)
+    # The endpoint's bookkeeping (drives the auto-disable): an endpoint with a success in the
+    # batch gets its last success, and the first failure after it, in the same statements.
+    last_ok, first_failure = _standing(results)
+    succeeded = [
+        Statement(
+            _succeeded_sql(bulk.postgres),
+            (bulk.time(last_ok[endpoint]), bulk.time(first_failure.get(endpoint)), endpoint),
+        )
+        for endpoint in sorted(last_ok)
+    ]
+    answered = bulk.send(inserts + updates + succeeded)
     # A delivery moves on only while this worker's claim holds: a peer that claimed it after
     # an expiry owns it now, and the row lock the UPDATE takes keeps the peer from changing
     # it under us. The ids the UPDATEs return are the deliveries moved.
-    moved = {int(row[0]) for rows in answered[len(inserts) :] for row in rows}
+    moved = {
+        int(row[0]) for rows in answered[len(inserts) : len(inserts) + len(updates)] for row in rows
+    }
     notices = [
         _failed_notice(result, now)
         for result, outcome in outcomes
         if outcome is AttemptOutcome.FAILED and result.job.delivery_id in moved
     ]
-    notices += _bookkeep(session, results, disable_after=disable_after, now=now)
+    failing = {e: when for e, when in first_failure.items() if e not in last_ok}
+    notices += _failing(session, failing, disable_after=disable_after, now=now)
     return outcomes, notices
 
 
@@ -247,12 +260,20 @@ def _named(subject_key: str) -> str:
     return f"{noun} {reference}" if reference else subject_key
 
 
-def _bookkeep(
-    session: Session, results: Sequence[Result], *, disable_after: float, now: dt.datetime
-) -> list[Notice]:
-    # Per endpoint: the last success, and the first failure after it (or the first of all).
+def _standing(
+    results: Sequence[Result],
+) -> tuple[dict[int, dt.datetime], dict[int, dt.datetime]]:
+    """Per endpoint: the last success of the batch, and its first failure after that one (or
+    the first of all when none succeeded)."""
     last_ok: dict[int, dt.datetime] = {}
     first_failure: dict[int, dt.datetime] = {}
+    if all(result.answer.ok for result in results):
+        # A healthy batch (nearly every one): the latest success per endpoint, no sort.
+        for result in results:
+            endpoint_id, when = int(result.job.endpoint.id or 0), result.answer.attempted_at
+            if endpoint_id not in last_ok or when > last_ok[endpoint_id]:
+                last_ok[endpoint_id] = when
+        return last_ok, first_failure
     for result in sorted(results, key=lambda r: r.answer.attempted_at):
         endpoint_id = int(result.job.endpoint.id or 0)
         when = result.answer.attempted_at
@@ -261,24 +282,32 @@ def _bookkeep(
             first_failure.pop(endpoint_id, None)
         else:
             first_failure.setdefault(endpoint_id, when)
+    return last_ok, first_failure
+
+
+@functools.cache
+def _succeeded_sql(postgres: bool) -> str:
+    """The bookkeeping of an endpoint with a success in the batch (every batch of a healthy
+    run): its last success, and the first failure after it (NULL: it is not failing)."""
+    mark = "%s" if postgres else "?"
+    return (
+        f"UPDATE {ENDPOINTS.name} SET last_success_at = {mark}, failing_since = {mark} "  # noqa: S608
+        f"WHERE id = {mark}"
+    )
+
+
+def _failing(
+    session: Session, failing: dict[int, dt.datetime], *, disable_after: float, now: dt.datetime
+) -> list[Notice]:
+    # Endpoints whose every attempt of the batch failed: failing since their first failure
+    # (unless already), and disabled once that is older than PAYRECON_RELAY_DISABLE_AFTER.
     notices = []
-    for endpoint_id in sorted(set(last_ok) | set(first_failure)):
-        failing = first_failure.get(endpoint_id)
+    for endpoint_id in sorted(failing):
         where = ENDPOINTS.c.id == endpoint_id
-        if endpoint_id in last_ok:
-            session.execute(
-                _succeeded_statement(),
-                {
-                    "endpoint_id": endpoint_id,
-                    "last_success_at": last_ok[endpoint_id],
-                    "failing": failing,
-                },
-            )
-            continue
         session.execute(
             update(ENDPOINTS)
             .where(where, ENDPOINTS.c.failing_since.is_(None))
-            .values(failing_since=failing)
+            .values(failing_since=failing[endpoint_id])
         )
         cutoff = now - dt.timedelta(seconds=disable_after)
         reason = f"every attempt failed for {disable_after:g} s (PAYRECON_RELAY_DISABLE_AFTER)"
@@ -295,17 +324,6 @@ def _bookkeep(
         if disabled is not None:
             notices.append(_disabled_notice(endpoint_id, disabled[0], disabled[1]))
     return notices
-
-
-@functools.cache
-def _succeeded_statement() -> Update:
-    """The endpoint's bookkeeping after a batch with a success (every batch of a healthy run),
-    built once."""
-    return (
-        update(ENDPOINTS)
-        .where(ENDPOINTS.c.id == bindparam("endpoint_id"))
-        .values(last_success_at=bindparam("last_success_at"), failing_since=bindparam("failing"))
-    )
 
 
 def _disabled_notice(endpoint_id: int, since: dt.datetime, url: str) -> Notice:

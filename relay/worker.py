@@ -44,10 +44,14 @@ from telemetry import tracing
 
 logger = structlog.get_logger(__name__)
 
-# Seconds answers gather before they are recorded together, unless a concurrency's worth
-# came already. The next event of a subject waits for its predecessor's record, so this is
-# the most it adds between a subject's events; the first event of a subject is not delayed.
+# Seconds answers gather before they are recorded together, unless RECORD_MANY came already.
+# The next event of a subject waits for its predecessor's record, so this is the most it adds
+# between a subject's events; the first event of a subject is not delayed.
 RECORD_GATHER = 0.02
+# Answers recorded at once without gathering longer. A record is a transaction whose cost
+# hardly depends on its size: recording each concurrency's worth (16) as it came made a fast
+# broker's worker spend more on transactions than on rows (bench/RESULTS.md section 15).
+RECORD_MANY = 256
 
 # alert(notices): sends each notice of one recorded batch unless its key went out already,
 # grouped by kind when there are many (the composition root's reconcile.alerts.dispatch).
@@ -320,9 +324,8 @@ class Worker:
 
     async def _record_all(self) -> None:
         while self._answered:
-            if len(self._answered) < self.config.concurrency:
-                # Each record is a transaction whose cost hardly depends on its size: let
-                # answers gather for a moment instead of writing them one or two at a time.
+            if len(self._answered) < max(RECORD_MANY, self.config.concurrency):
+                # Let answers gather for a moment instead of writing them a few at a time.
                 await asyncio.sleep(RECORD_GATHER)
             batch, self._answered = self._answered, []
             await self._record(batch)
@@ -379,8 +382,9 @@ class Worker:
         else:
             # The claims expire and the deliveries are sent again: at least once, never lost.
             return
+        log = logger.bind()  # once per batch: the module's logger binds at every call
         for result, outcome in outcomes:
-            self._count(result, outcome)
+            self._count(result, outcome, log)
         if notices:
             await asyncio.to_thread(self._send_alerts, notices)
 
@@ -397,15 +401,15 @@ class Worker:
                 now=_now(),
             )
 
-    def _count(self, result: Result, outcome: AttemptOutcome) -> None:
+    def _count(self, result: Result, outcome: AttemptOutcome, log: Any) -> None:
         self.summary.attempted += 1
         self.summary.delivered += outcome is AttemptOutcome.DELIVERED
         self.summary.failed += outcome is AttemptOutcome.FAILED
         job, answer = result.job, result.answer
         if self.metrics is not None:
             self.metrics.attempted(job.endpoint.id, outcome.value, answer.duration_ms)
-        log = logger.debug if outcome is AttemptOutcome.DELIVERED else logger.info
-        log(
+        say = log.debug if outcome is AttemptOutcome.DELIVERED else log.info
+        say(
             "relay_attempt",
             delivery_id=job.delivery_id,
             endpoint_id=job.endpoint.id,
@@ -417,7 +421,7 @@ class Worker:
             outcome=outcome.value,
         )
         if outcome is AttemptOutcome.FAILED:
-            logger.warning(
+            log.warning(
                 "relay_delivery_failed",
                 delivery_id=job.delivery_id,
                 endpoint_id=job.endpoint.id,
