@@ -23,6 +23,7 @@ from relay import destinations, signing
 from relay.addresses import Network
 from relay.claims import Job
 from relay.connect import check_addresses, resolve
+from relay.deadlines import Deadlines
 from relay.endpoints import connect_url
 from relay.errors import DestinationRefusedError, RelayError
 from relay.keys import SecretBox
@@ -102,13 +103,14 @@ class Connections(Generic[C]):
 async def attempt(
     job: Job,
     box: SecretBox,
-    timeout: float,
+    deadlines: Deadlines,
     publish: Callable[[str, dict[str, str]], Awaitable[str | None]],
     on_failure: Callable[[], Awaitable[None]],
 ) -> Outcome:
-    """One attempt at a broker: sign, `publish(url, headers)` within the timeout (its result is
-    what the broker said, kept as the attempt's head), and any failure an Outcome with an
-    error after `on_failure()` (dropping the connection). Never raises."""
+    """One attempt at a broker: sign, `publish(url, headers)` within the timeout (`deadlines`:
+    its result is what the broker said, kept as the attempt's head), and any failure an
+    Outcome with an error after `on_failure()` (dropping the connection). Never raises, but
+    a cancellation from outside (the worker stopping) goes on."""
     clock = Clock()
     try:
         headers = signing.job_headers(job, box, clock.attempted_at)
@@ -118,18 +120,34 @@ async def attempt(
         url = connect_url(job.endpoint, box)
     except RelayError as exc:
         return clock.outcome(error=text(f"not signed: {exc}", MAX_ERROR))
+    watch = deadlines.start()
     try:
-        async with asyncio.timeout(timeout):
-            said = await publish(url, headers)
-    except TimeoutError:
-        await on_failure()
-        return clock.outcome(error=f"no confirmation within {timeout:g} s")
+        said = await publish(url, headers)
+    except asyncio.CancelledError:
+        if not watch.expired:
+            raise
+        return await _expired(clock, deadlines, on_failure)
     except DestinationRefusedError as exc:
         return clock.outcome(error=text(str(exc), MAX_ERROR))
     except Exception as exc:  # a broker must never crash the worker
+        if watch.expired:  # a client library that turned the cancellation into its own error
+            return await _expired(clock, deadlines, on_failure)
         await on_failure()
         return clock.outcome(error=_hidden(error_text(exc), url, job))
+    finally:
+        watch.done = True
     return clock.outcome(confirmed=True, head=text(said, 1024) if said else None)
+
+
+async def _expired(
+    clock: Clock, deadlines: Deadlines, on_failure: Callable[[], Awaitable[None]]
+) -> Outcome:
+    # The attempt's deadline cancelled it: that cancellation is handled here, not passed on.
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+    await on_failure()
+    return clock.outcome(error=f"no confirmation within {deadlines.timeout:g} s")
 
 
 def _hidden(message: str, url: str, job: Job) -> str:

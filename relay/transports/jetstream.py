@@ -23,6 +23,7 @@ from nats.js.errors import APIError, NoStreamResponseError
 from relay import destinations
 from relay.addresses import Network
 from relay.claims import Job
+from relay.deadlines import Deadlines
 from relay.errors import StreamMissingError
 from relay.keys import SecretBox
 from relay.transport import Outcome
@@ -53,6 +54,7 @@ class JetStreamTransport:
         self.box = box
         self.timeout = timeout
         self.allow = allow
+        self._deadlines = Deadlines(timeout)
         self._connections: Connections[_Open] = Connections(_close)
 
     async def _open(self, url: str) -> _Open:
@@ -138,8 +140,9 @@ class JetStreamTransport:
                 if not opened.client.is_connected:
                     await self._connections.drop(key, opened)
 
-        return await attempt(job, self.box, self.timeout, publish, failed)
+        return await attempt(job, self.box, self._deadlines, publish, failed)
 
     async def aclose(self) -> None:
         """Close every endpoint's connection."""
+        self._deadlines.close()
         await self._connections.close_all()

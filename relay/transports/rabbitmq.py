@@ -22,6 +22,7 @@ from aio_pika.abc import AbstractChannel, AbstractConnection, AbstractExchange
 from relay import destinations
 from relay.addresses import Network
 from relay.claims import Job
+from relay.deadlines import Deadlines
 from relay.keys import SecretBox
 from relay.transport import Outcome
 from relay.transports.brokers import Connections, attempt, checked_host, endpoint_key, event_type
@@ -45,6 +46,7 @@ class RabbitTransport:
         self.box = box
         self.timeout = timeout
         self.allow = allow
+        self._deadlines = Deadlines(timeout)
         self._connections: Connections[_Open] = Connections(_close)
 
     async def _open(self, url: str) -> _Open:
@@ -113,8 +115,9 @@ class RabbitTransport:
             for opened in held[-1:]:
                 await self._connections.drop(key, opened)
 
-        return await attempt(job, self.box, self.timeout, publish, failed)
+        return await attempt(job, self.box, self._deadlines, publish, failed)
 
     async def aclose(self) -> None:
         """Close every endpoint's connection."""
+        self._deadlines.close()
         await self._connections.close_all()

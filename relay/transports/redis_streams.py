@@ -29,6 +29,7 @@ from redis.backoff import NoBackoff
 from relay import destinations
 from relay.addresses import Network
 from relay.claims import Job
+from relay.deadlines import Deadlines
 from relay.keys import SecretBox
 from relay.transport import Outcome
 from relay.transports.brokers import Connections, attempt, checked_host, endpoint_key, event_type
@@ -96,6 +97,7 @@ class RedisStreamsTransport:
         self.timeout = timeout
         self.concurrency = concurrency
         self.allow = allow
+        self._deadlines = Deadlines(timeout)
         self._connections: Connections[_Batched] = Connections(_close)
 
     async def _open(self, url: str) -> _Batched:
@@ -148,8 +150,9 @@ class RedisStreamsTransport:
         async def failed() -> None:
             return None  # the client's pool opens a new connection for the next command
 
-        return await attempt(job, self.box, self.timeout, publish, failed)
+        return await attempt(job, self.box, self._deadlines, publish, failed)
 
     async def aclose(self) -> None:
         """Close every endpoint's client."""
+        self._deadlines.close()
         await self._connections.close_all()
