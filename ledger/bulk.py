@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -51,10 +51,10 @@ def table_columns(table: Table, names: tuple[str, ...]) -> tuple[Column, ...]:
 @dataclass(frozen=True)
 class Statement:
     """One driver-level statement (`%s` placeholders on PostgreSQL, `?` on SQLite) and its
-    parameters."""
+    parameters (or `%(name)s` placeholders and a mapping, as SQLAlchemy compiles for psycopg)."""
 
     sql: str
-    parameters: Sequence[Any]
+    parameters: Sequence[Any] | Mapping[str, Any]
     returns_rows: bool = False
 
 

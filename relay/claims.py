@@ -16,21 +16,22 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from sqlalchemy import (
     ColumnElement,
     Integer,
-    Select,
     Update,
     and_,
     bindparam,
     func,
     or_,
     select,
-    text,
     update,
 )
+from sqlalchemy.engine import Dialect
 from sqlmodel import Session
 
+from ledger.bulk import Bulk, Statement
 from ledger.events.outbox import DELIVERIES, ENDPOINTS, EVENTS
 from ledger.events.types import DeliveryStatus
 from ledger.models import RelayEndpoint
@@ -88,8 +89,8 @@ def _sendable(candidate: Any, now: Any) -> ColumnElement[bool]:
 
 
 @functools.cache
-def _claim_statements() -> tuple[Update, Select[Any]]:
-    """The claim's statements, built on first use with bound parameters: building the
+def _claim_statement() -> Update:
+    """The claim's statement, built on first use with bound parameters: building the
     expressions anew cost about 1.5 ms a claim, more than running them on SQLite."""
     # One statement picks and stamps the rows (UPDATE ... WHERE id IN (SELECT ... FOR UPDATE
     # SKIP LOCKED) RETURNING): the worker's per-claim round trips are what it pays beyond a
@@ -119,10 +120,29 @@ def _claim_statements() -> tuple[Update, Select[Any]]:
             DELIVERIES.c.next_attempt_at,
         )
     )
-    bodies = select(
-        EVENTS.c.id, EVENTS.c.event_id, EVENTS.c.type, EVENTS.c.body, EVENTS.c.traceparent
-    ).where(EVENTS.c.id.in_(bindparam("ids", expanding=True)))
-    return stamp, bodies
+    return stamp
+
+
+@functools.cache
+def _stamp_sql(dialect: Dialect) -> tuple[str, tuple[str, ...] | None, dict[str, Any]]:
+    """The claim's UPDATE as the dialect's driver takes it: its text, the order of its
+    positional parameters (None: named), and the values the statement itself fixes."""
+    compiled = _claim_statement().compile(dialect=dialect)
+    order = tuple(compiled.positiontup or ()) if compiled.positional else None
+    ours = dict.fromkeys(("due_by", "now", "limit", "owner", "until"))
+    return compiled.string, order, dict(compiled.construct_params(ours))
+
+
+@functools.cache
+def _bodies_sql(postgres: bool) -> str:
+    """The claimed events' ids, types, bodies and trace contexts, for ids given as one JSON
+    array (its text is the same for any number of ids)."""
+    ids = (
+        "id = ANY(ARRAY(SELECT json_array_elements_text(%s::json)::bigint))"
+        if postgres
+        else "id IN (SELECT value FROM json_each(?))"
+    )
+    return f"SELECT id, event_id, type, body, traceparent FROM {EVENTS.name} WHERE {ids}"  # noqa: S608
 
 
 def claim(
@@ -139,27 +159,41 @@ def claim(
     `due_by` (default `now`) is the latest next-attempt time taken: `relay once` passes its
     start, so retries it schedules itself are left for a later run.
     """
-    stamp, bodies = _claim_statements()
-    if session.get_bind().dialect.name == "postgresql":
+    # The statements go to the driver (ledger.bulk): a claim holds up to a thousand rows, and
+    # SQLAlchemy's processing of each returned row cost more than the database's own work.
+    connection = session.connection()
+    bulk = Bulk(connection)
+    sql, order, fixed = _stamp_sql(_dialect_key(connection.dialect))
+    until = now + dt.timedelta(seconds=ttl)
+    values = {
+        **fixed,
+        "due_by": bulk.time(due_by or now),
+        "now": bulk.time(now),
+        "limit": limit,
+        "owner": owner,
+        "until": bulk.time(until),
+    }
+    statements = []
+    if bulk.postgres:
         # Statistics lag a burst of events (autovacuum has not analysed the new rows), and
         # then the planner read every pending row in a bitmap, tested the order rule on each
         # and sorted them all: 22 ms a claim at 10,000 pending. Read in order, the due index
         # stops at `limit` (1.5 ms). For this transaction only.
-        session.execute(text("SET LOCAL enable_bitmapscan = off"))
-    until = now + dt.timedelta(seconds=ttl)
-    rows = session.execute(
-        stamp,
-        {"due_by": due_by or now, "now": now, "limit": limit, "owner": owner, "until": until},
-    ).all()
+        statements.append(Statement("SET LOCAL enable_bitmapscan = off", ()))
+    parameters = tuple(values[name] for name in order) if order is not None else values
+    statements.append(Statement(sql, parameters, returns_rows=True))
+    rows = bulk.send(statements)[-1]
     if not rows:
         return []
-    # RETURNING comes in no promised order: the oldest due first, as selected. Rows are read
-    # as plain tuples: a claim holds up to a thousand, and named access per field cost more
-    # than the statements on SQLite.
+    # RETURNING comes in no promised order: the oldest due first, as selected (the driver's
+    # value of next_attempt_at sorts as the time does: a datetime, or SQLite's fixed-width text).
     claimed = sorted(map(tuple, rows), key=lambda row: (row[6], row[0]))
+    event_ids = orjson.dumps(sorted({row[3] for row in claimed})).decode()
     events = {
         row[0]: row[1:]
-        for row in session.execute(bodies, {"ids": sorted({row[3] for row in claimed})})
+        for row in bulk.send(
+            [Statement(_bodies_sql(bulk.postgres), (event_ids,), returns_rows=True)]
+        )[0]
     }
     endpoints = {
         endpoint.id: endpoint
@@ -187,6 +221,15 @@ def claim(
             )
         )
     return jobs
+
+
+_DIALECTS: dict[tuple[str, str], Dialect] = {}
+
+
+def _dialect_key(dialect: Dialect) -> Dialect:
+    # One compiled statement per kind of database and driver, not per engine (tests and
+    # commands make many engines; each has its own dialect object).
+    return _DIALECTS.setdefault((dialect.name, str(dialect.paramstyle)), dialect)
 
 
 def release(session: Session, *, owner: str, delivery_ids: list[int]) -> None:
