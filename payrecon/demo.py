@@ -55,7 +55,7 @@ from reconcile.poller import run_pass
 from reconcile.reports.period import Period
 from reconcile.reports.render import write_report
 from relay import endpoints
-from relay.worker import Summary
+from relay.recorder import Summary
 from sandbox.app import create_app as create_sandbox
 from sandbox.config import SandboxConfig
 from sandbox.faults import parse_faults

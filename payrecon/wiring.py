@@ -14,7 +14,8 @@ from reconcile.alerts import AlertSink, AppriseSink, dispatch
 from reconcile.errors import AlertURLError
 from relay.attempts import Notice
 from relay.keys import SecretBox
-from relay.worker import AlertFn, Worker, WorkerConfig
+from relay.recorder import AlertFn
+from relay.worker import Worker, WorkerConfig
 
 
 def make_alert_sink(settings: Settings) -> AlertSink | None:

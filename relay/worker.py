@@ -21,7 +21,6 @@ import contextlib
 import datetime as dt
 import threading
 import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,33 +28,20 @@ import structlog
 from sqlalchemy import Engine
 
 from ledger.db import read_session, write_session
-from ledger.events.types import AttemptOutcome
 from ledger.lease import hold_lease, new_owner, release_lease
 from relay import claims, wakeup
 from relay.addresses import Network
-from relay.attempts import Notice, Result, describe, record
+from relay.attempts import Result
 from relay.claims import RELAY_LEASE, Job
 from relay.keys import SecretBox
 from relay.metrics import WorkerMetrics
+from relay.recorder import AlertFn, Recorder, RecordSettings, Summary
 from relay.transport import Transport
 from relay.transports.router import Router
 from relay.window import ClaimWindow
 from telemetry import tracing
 
 logger = structlog.get_logger(__name__)
-
-# Seconds answers gather before they are recorded together, unless RECORD_MANY came already.
-# The next event of a subject waits for its predecessor's record, so this is the most it adds
-# between a subject's events; the first event of a subject is not delayed.
-RECORD_GATHER = 0.02
-# Answers recorded at once without gathering longer. A record is a transaction whose cost
-# hardly depends on its size: recording each concurrency's worth (16) as it came made a fast
-# broker's worker spend more on transactions than on rows (bench/RESULTS.md section 15).
-RECORD_MANY = 256
-
-# alert(notices): sends each notice of one recorded batch unless its key went out already,
-# grouped by kind when there are many (the composition root's reconcile.alerts.dispatch).
-AlertFn = Callable[[Sequence[Notice]], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,25 +67,6 @@ class WorkerConfig:
         return self.timeout + self.claim_margin
 
 
-@dataclass
-class Summary:
-    """What a worker did: attempts, how many delivered and failed for good, pending after."""
-
-    attempted: int = 0
-    delivered: int = 0
-    failed: int = 0
-    pending: int = 0
-
-    def as_dict(self) -> dict[str, int]:
-        """The `relay once --json` object."""
-        return {
-            "attempted": self.attempted,
-            "delivered": self.delivered,
-            "failed": self.failed,
-            "pending": self.pending,
-        }
-
-
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
@@ -122,17 +89,12 @@ class Worker:
     def __post_init__(self) -> None:
         self._sqlite = self.engine.dialect.name == "sqlite"
         self._lease_until: dt.datetime | None = None
-        # Answers waiting to be recorded, and the task recording them (one at a time), so the
-        # loop claims and sends while the ledger writes.
-        self._answered: list[Result] = []
-        self._recorder: asyncio.Task[None] | None = None
-        # The claim under way beside the attempts (one at a time); batches recorded so far;
-        # and (batches recorded, when) as a claim came back short: nothing more was due then.
+        # What writes the answers back while the loop claims and sends (made at each run, with
+        # the metrics set by then).
+        self._recorder: Recorder | None = None
+        # The claim under way beside the attempts (one at a time), and (batches recorded,
+        # when) as a claim came back short: nothing more was due then.
         self._claiming: asyncio.Task[list[Job]] | None = None
-        self._records = 0
-        # Answered attempts not yet recorded: their claims are held too, and count in the window
-        # (a ledger slow to record slows the claims, rather than letting answers pile up).
-        self._unrecorded = 0
         self._short: tuple[int, float] | None = None
         # SQLite takes one writer at a time, and a second one sleeps in its busy handler (1, 2,
         # 5 ms…): the worker's own writes (a claim beside a record) queue on a lock instead.
@@ -185,6 +147,19 @@ class Worker:
         inflight: set[asyncio.Task[Result]] = set()
         waiting: collections.deque[Job] = collections.deque()
         window = ClaimWindow(config.concurrency, config.claim_margin, now=time.monotonic())
+        recorder = self._recorder = Recorder(
+            self.engine,
+            RecordSettings(
+                owner=self.owner,
+                schedule=config.schedule,
+                disable_after=config.disable_after,
+                concurrency=config.concurrency,
+                writing=self._writing,
+            ),
+            alert=self.alert,
+            summary=self.summary,
+            metrics=self.metrics,
+        )
         transport = self.transport
         if transport is None:
             router = Router(
@@ -201,7 +176,7 @@ class Worker:
                 if stopping:
                     await self._give_up_claims(waiting)
                 elif self._claiming is None and not self._dry(wake):
-                    held = len(inflight) + len(waiting) + self._unrecorded
+                    held = len(inflight) + len(waiting) + recorder.unrecorded
                     limit = window.wanted(held, time.monotonic())
                     if limit:
                         if wake is not None:
@@ -212,8 +187,8 @@ class Worker:
                     if self._claiming is not None:
                         await asyncio.wait({self._claiming})
                         continue
-                    if self._recording():
-                        await self._flush()
+                    if recorder.busy():
+                        await recorder.flush()
                         continue  # what it recorded may let a subject's next event go
                     if stop is None or stopping:
                         return  # `once` found nothing more due, or a stop with nothing left
@@ -227,7 +202,7 @@ class Worker:
                 if done:
                     inflight.difference_update(done)
                     window.answered(len(done), time.monotonic())
-                    self._hand_over([task.result() for task in done])
+                    recorder.hand_over([task.result() for task in done])
 
     async def _wait_for_progress(
         self, stop: asyncio.Event | None, wake: asyncio.Event | None, stopping: bool
@@ -244,8 +219,9 @@ class Worker:
             extra = [asyncio.ensure_future(stop.wait())]
             if wake is not None:
                 extra.append(asyncio.ensure_future(wake.wait()))
-            if self._recorder is not None and not self._recorder.done():
-                waits.add(self._recorder)
+            recording = self._recorder.task if self._recorder is not None else None
+            if recording is not None and not recording.done():
+                waits.add(recording)
             waits.update(extra)
         try:
             await asyncio.wait(waits, timeout=self._poll(), return_when="FIRST_COMPLETED")
@@ -257,10 +233,14 @@ class Worker:
     async def _claim_ahead(self, limit: int, due_by: dt.datetime | None) -> list[Job]:
         """A claim run beside the attempts in flight (the ledger's round trips hidden behind
         them); a short one marks the ledger dry until a record, a wake-up or the next poll."""
-        records = self._records
+        records = self._batches()
         jobs = await self._claim(limit, due_by)
         self._short = (records, time.monotonic()) if len(jobs) < limit else None
         return jobs
+
+    def _batches(self) -> int:
+        # Batches recorded so far: a record may let a subject's next event go.
+        return self._recorder.batches if self._recorder is not None else 0
 
     def _dry(self, wake: asyncio.Event | None) -> bool:
         # The last claim took all that was due: claiming again before a record (which may let
@@ -268,7 +248,7 @@ class Worker:
         if self._short is None or (wake is not None and wake.is_set()):
             return False
         records, when = self._short
-        return records == self._records and time.monotonic() - when < self._poll()
+        return records == self._batches() and time.monotonic() - when < self._poll()
 
     def _abandon_claim(self) -> None:
         # Only when the loop itself was cancelled or failed (it returns with no claim under
@@ -313,29 +293,6 @@ class Worker:
     def _writing(self) -> contextlib.AbstractContextManager[Any]:
         return self._write_lock if self._sqlite else contextlib.nullcontext()
 
-    def _recording(self) -> bool:
-        return bool(self._answered) or (self._recorder is not None and not self._recorder.done())
-
-    def _hand_over(self, results: list[Result]) -> None:
-        self._answered.extend(results)
-        self._unrecorded += len(results)
-        if self._recorder is None or self._recorder.done():
-            self._recorder = asyncio.create_task(self._record_all())
-
-    async def _record_all(self) -> None:
-        while self._answered:
-            if len(self._answered) < max(RECORD_MANY, self.config.concurrency):
-                # Let answers gather for a moment instead of writing them a few at a time.
-                await asyncio.sleep(RECORD_GATHER)
-            batch, self._answered = self._answered, []
-            await self._record(batch)
-            self._unrecorded -= len(batch)
-            self._records += 1
-
-    async def _flush(self) -> None:
-        while self._recorder is not None and not self._recorder.done():
-            await self._recorder
-
     async def _claim(self, limit: int, due_by: dt.datetime | None) -> list[Job]:
         if self._sqlite and lease_due(self._lease_until, self.config.claim_ttl):
             try:
@@ -370,70 +327,6 @@ class Worker:
         with tracing.span("relay.attempt", _attempt_attributes(job), kind="CLIENT", context=parent):
             answer = await transport.send(job)
         return Result(job, answer)
-
-    async def _record(self, results: list[Result]) -> None:
-        for delay in (0.0, 0.5, 1.0, 2.0, 4.0):
-            await asyncio.sleep(delay)
-            try:
-                outcomes, notices = await asyncio.to_thread(self._record_now, results)
-                break
-            except Exception:
-                logger.exception("relay_record_failed", attempts=len(results))
-        else:
-            # The claims expire and the deliveries are sent again: at least once, never lost.
-            return
-        log = logger.bind()  # once per batch: the module's logger binds at every call
-        for result, outcome in outcomes:
-            self._count(result, outcome, log)
-        if notices:
-            await asyncio.to_thread(self._send_alerts, notices)
-
-    def _record_now(
-        self, results: list[Result]
-    ) -> tuple[list[tuple[Result, AttemptOutcome]], list[Notice]]:
-        with self._writing(), write_session(self.engine) as session:
-            return record(
-                session,
-                results,
-                owner=self.owner,
-                schedule=self.config.schedule,
-                disable_after=self.config.disable_after,
-                now=_now(),
-            )
-
-    def _count(self, result: Result, outcome: AttemptOutcome, log: Any) -> None:
-        self.summary.attempted += 1
-        self.summary.delivered += outcome is AttemptOutcome.DELIVERED
-        self.summary.failed += outcome is AttemptOutcome.FAILED
-        job, answer = result.job, result.answer
-        if self.metrics is not None:
-            self.metrics.attempted(job.endpoint.id, outcome.value, answer.duration_ms)
-        say = log.debug if outcome is AttemptOutcome.DELIVERED else log.info
-        say(
-            "relay_attempt",
-            delivery_id=job.delivery_id,
-            endpoint_id=job.endpoint.id,
-            event_id=job.event_id,
-            attempt=job.attempts + 1,
-            status_code=answer.status_code,
-            error=answer.error,
-            duration_ms=answer.duration_ms,
-            outcome=outcome.value,
-        )
-        if outcome is AttemptOutcome.FAILED:
-            log.warning(
-                "relay_delivery_failed",
-                delivery_id=job.delivery_id,
-                endpoint_id=job.endpoint.id,
-                event_id=job.event_id,
-                last=describe(answer),
-            )
-
-    def _send_alerts(self, notices: list[Notice]) -> None:
-        try:
-            self.alert(notices)
-        except Exception:  # a broken alert channel must not stop deliveries
-            logger.exception("relay_alert_failed", keys=[notice.key for notice in notices])
 
     # Waiting ------------------------------------------------------------------------------
 

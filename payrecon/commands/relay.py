@@ -22,7 +22,8 @@ from payrecon.monitoring import metrics_port_option, monitored
 from payrecon.wiring import make_worker
 from relay.errors import RelayError
 from relay.metrics import WorkerMetrics, register_relay_metrics
-from relay.worker import Summary, Worker
+from relay.recorder import Summary
+from relay.worker import Worker
 
 logger = structlog.get_logger(__name__)
 

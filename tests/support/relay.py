@@ -28,7 +28,8 @@ from payrecon.wiring import keyed_alert
 from relay import endpoints
 from relay.addresses import parse_networks
 from relay.keys import SecretBox
-from relay.worker import Summary, Worker, WorkerConfig
+from relay.recorder import Summary
+from relay.worker import Worker, WorkerConfig
 from tests.support.servers import running_server
 
 RELAY_KEYS = "test-relay-key-" + "k" * 32
