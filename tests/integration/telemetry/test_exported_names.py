@@ -53,31 +53,56 @@ def _scrape_when(url: str, ready: Callable[[str], bool], *, limit: float = 60.0)
 
 @pytest.fixture
 def worker_metrics(
-    database_url: str, engine: Engine
-) -> Iterator[Callable[[list[str], dict[str, str], str], str]]:
-    """Start a worker command with --metrics-port; its scrape once `marker` shows."""
+    database_url: str, engine: Engine, tmp_path: Path
+) -> Iterator[Callable[[list[str], dict[str, str], Callable[[str], bool]], str]]:
+    """Start a worker command with --metrics-port; its first scrape that `ready` accepts (the
+    command's log is kept beside the test, and shown when no scrape is accepted)."""
     started: list[subprocess.Popen[bytes]] = []
 
-    def run(args: list[str], env: dict[str, str], marker: str) -> str:
+    def run(args: list[str], env: dict[str, str], ready: Callable[[str], bool]) -> str:
         port = free_port()
-        process = subprocess.Popen(
-            [*PAYRECON, *args, "--metrics-port", str(port)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        log = tmp_path / f"{'-'.join(args)}.log"
+        with log.open("wb") as output:
+            process = subprocess.Popen(
+                [*PAYRECON, *args, "--metrics-port", str(port)],
+                env=env,
+                stdout=output,
+                stderr=output,
+            )
         started.append(process)
-        return _scrape_when(f"http://127.0.0.1:{port}/metrics", lambda text: marker in text)
+        try:
+            return _scrape_when(f"http://127.0.0.1:{port}/metrics", ready)
+        except AssertionError as exc:
+            raise AssertionError(
+                f"{exc}\n{' '.join(args)} logged:\n{log.read_text()[-4000:]}"
+            ) from None
 
     yield run
     for process in started:
         stop(process)
 
 
+def _last_pass(scrape: str) -> float | None:
+    """The reconciler's last-pass gauge in `scrape` (None when absent)."""
+    for line in scrape.splitlines():
+        if line.startswith("payrecon_reconcile_last_pass_timestamp_seconds "):
+            return float(line.split()[1])
+    return None
+
+
+def _pass_recorded(scrape: str) -> bool:
+    """A pass completed and its end reached the ledger. A scrape reads the ledger's gauges
+    before the process's counters, so a pass that ends between the two shows its counter with
+    the gauge still 0: such a scrape is not yet the one awaited."""
+    completed = 'payrecon_reconcile_passes_total{outcome="completed"}' in scrape
+    return completed and bool(_last_pass(scrape))
+
+
 def test_dashboard_and_rules_name_only_exported_metrics(
     database_url: str,
     engine: Engine,
-    worker_metrics: Callable[[list[str], dict[str, str], str], str],
+    tmp_path: Path,
+    worker_metrics: Callable[[list[str], dict[str, str], Callable[[str], bool]], str],
 ) -> None:
     """The union of the three processes' scrapes, after a webhook, a relay attempt and a
     reconcile pass, holds every metric name the dashboard and the rules use."""
@@ -107,7 +132,7 @@ def test_dashboard_and_rules_name_only_exported_metrics(
             assert refused.status_code == 401
             served = _scrape_when(f"{base}/metrics", lambda t: "payrecon_ready{" in t)
         relayed = worker_metrics(
-            ["relay", "run"], env, 'payrecon_relay_worker_attempts_total{endpoint="'
+            ["relay", "run"], env, lambda t: 'payrecon_relay_worker_attempts_total{endpoint="' in t
         )
         reconcile_env = {
             **env,
@@ -115,9 +140,7 @@ def test_dashboard_and_rules_name_only_exported_metrics(
             "PAYRECON_PROVIDER_SECRET_KEY": box.config.secret_key,
             "PAYRECON_POLL_INTERVAL": "1",
         }
-        reconciled = worker_metrics(
-            ["reconcile", "run"], reconcile_env, 'payrecon_reconcile_passes_total{outcome="'
-        )
+        reconciled = worker_metrics(["reconcile", "run"], reconcile_env, _pass_recorded)
     exported = exported_names(served) | exported_names(relayed) | exported_names(reconciled)
     used = set().union(*(expression_names(expr) for expr in shipped_expressions()))
     assert used, "no expression found"
@@ -129,10 +152,13 @@ def test_dashboard_and_rules_name_only_exported_metrics(
     assert "payrecon_webhook_deliveries_total" in exported_names(served)
     assert "payrecon_reconcile_pass_seconds_bucket" in exported_names(reconciled)
     assert "payrecon_relay_attempt_seconds_bucket" in exported_names(relayed)
-    # The reconciler's pass reached the ledger: every process shows a recent last pass.
-    last = [
+    # Every pass so far completed (a pass that failed would be counted under its error).
+    failed = [
         line
         for line in reconciled.splitlines()
-        if line.startswith("payrecon_reconcile_last_pass_timestamp_seconds ")
+        if line.startswith("payrecon_reconcile_passes_total{") and '"completed"' not in line
     ]
-    assert last and float(last[0].split()[1]) > time.time() - 120
+    assert not failed, (failed, (tmp_path / "reconcile-run.log").read_text()[-4000:])
+    # The reconciler's pass reached the ledger: every process shows a recent last pass.
+    last = _last_pass(reconciled)
+    assert last is not None and last > time.time() - 120
