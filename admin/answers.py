@@ -20,7 +20,7 @@ from admin.errors import (
     UnauthenticatedError,
     UnavailableError,
 )
-from web.answers import json_error
+from web.answers import json_error, web_error
 from web.errors import WebError
 from web.templates import error_page
 
@@ -129,7 +129,7 @@ def html_answer(request: Request, exc: AdminError | WebError, surface: Surface) 
 def json_answer(exc: AdminError | WebError) -> Response:
     """The API's JSON error for `exc`."""
     if isinstance(exc, WebError):
-        return json_error(exc.status_code, exc.code, exc.message)
+        return web_error(exc)
     return json_error(exc.status_code, exc.code, exc.message, headers=exc.headers, **exc.extra)
 
 

@@ -44,4 +44,4 @@ async def http_error(request: Request, exc: Exception) -> Response:
 
 def web_error(exc: WebError) -> JSONResponse:
     """The JSON error answer for a request the toolkit could not read (408, 413, 400, 415)."""
-    return json_error(exc.status_code, exc.code, exc.message)
+    return json_error(exc.status_code, exc.code, exc.message, headers=exc.headers)

@@ -11,12 +11,16 @@ WebError
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 
 class WebError(Exception):
-    """Base of every error raised by the web package."""
+    """Base of every error raised by the web package; `headers` go on its answer."""
 
     status_code = 400
     code = "bad_request"
+    headers: Mapping[str, str] = MappingProxyType({})
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -28,6 +32,9 @@ class BodyTimeoutError(WebError):
 
     status_code = 408
     code = "body_timeout"
+    # The rest of a stalled body may never come: the answer closes the connection rather than
+    # leave it to the server's keep-alive timeout (the receiver's own 408 does the same).
+    headers = MappingProxyType({"Connection": "close"})
 
 
 class BodyTooLargeError(WebError):

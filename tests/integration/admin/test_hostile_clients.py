@@ -69,11 +69,13 @@ def test_login_throttle_and_audit_read_every_forwarded_for_line(
 def test_a_stalled_body_gets_408_on_every_route_that_reads_one(
     start_cast: StartCast, path: str, headers: dict[str, str]
 ) -> None:
-    """Headers and half a body, then nothing: 408 once PAYRECON_BODY_TIMEOUT has passed."""
+    """Headers and half a body, then nothing: 408 once PAYRECON_BODY_TIMEOUT has passed, and
+    the connection closed with it (not held to the keep-alive timeout)."""
     with start_cast(body_timeout=0.5) as cast:
         answer = _half_a_body(cast.url, path, headers, b"token=abc&", 400)
         after = httpx.get(f"{cast.url}/api/transfers", headers=bearer(ADMIN))
     assert answer.startswith(b"HTTP/1.1 408 "), answer[:300]
+    assert b"\r\nconnection: close\r\n" in answer.lower(), answer[:300]
     assert after.status_code == 200
 
 
