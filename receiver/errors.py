@@ -20,14 +20,18 @@ The body is read by the shared toolkit (web.body); `from_web` turns its errors i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 from web import errors as web_errors
 
 
 class ReceiverError(Exception):
-    """Base of every error raised by the receiver package."""
+    """Base of every error raised by the receiver package; `headers` go on its answer."""
 
     status_code = 500
     code = "error"
+    headers: Mapping[str, str] = MappingProxyType({})
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -57,6 +61,8 @@ class BodyTimeoutError(DeliveryRejectedError):
 
     status_code = 408
     code = "body_timeout"
+    # Connection: close, as the web toolkit's 408: the rest of a stalled body may never come.
+    headers = web_errors.BodyTimeoutError.headers
 
 
 class DeliveryInvalidError(ReceiverError):

@@ -41,7 +41,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ledger.types import DeliveryOutcome
-from receiver.errors import BodyTimeoutError, IngestUnavailableError, ReceiverError
+from receiver.errors import IngestUnavailableError, ReceiverError
 from receiver.requestlog import REQUEST_LOGGER, loggable_path
 from web.answers import RETRY_AFTER, json_error
 
@@ -153,12 +153,9 @@ def error_answer(exc: ReceiverError) -> PreparedResponse:
     field = getattr(exc, "field", None)
     if field:
         extra["field"] = field
-    headers: dict[str, str] | None = None
+    headers = dict(exc.headers)  # a 408's Connection: close (receiver.errors)
     if isinstance(exc, IngestUnavailableError):
-        headers = RETRY_AFTER
-    elif isinstance(exc, BodyTimeoutError):
-        # The rest of a stalled body may never come: close rather than wait to read past it.
-        headers = {"Connection": "close"}
+        headers.update(RETRY_AFTER)
     return PreparedResponse.of(
         json_error(exc.status_code, exc.code, exc.message, headers=headers, **extra)
     )

@@ -8,6 +8,7 @@ from starlette.responses import JSONResponse
 from ledger.types import DeliveryOutcome
 from receiver.errors import (
     BodyNotJSONError,
+    BodyTimeoutError,
     IngestUnavailableError,
     InvalidEventError,
     ReceiverError,
@@ -77,10 +78,20 @@ def test_the_routing_errors_match_starlettes() -> None:
             {"status": "error", "error": "unavailable", "message": "retry later"},
             {"Retry-After": "5"},
         ),
+        (
+            BodyTimeoutError("the body did not arrive within 10 s"),
+            {
+                "status": "error",
+                "error": "body_timeout",
+                "message": "the body did not arrive within 10 s",
+            },
+            {"Connection": "close"},
+        ),
     ],
 )
 def test_errors_render_as_before(
     exc: ReceiverError, content: dict[str, object], headers: dict[str, str] | None
 ) -> None:
-    """Error answers carry code, message, the field when there is one, and Retry-After on 503."""
+    """Error answers carry code, message, the field when there is one, Retry-After on 503 and
+    Connection: close on 408."""
     _same(error_answer(exc), JSONResponse(content, exc.status_code, headers=headers))
