@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import Engine
@@ -14,7 +15,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
-from ledger.db import readiness
+from ledger.db import Readiness, readiness
 from ledger.migrate import head_revision
 from receiver.auth import SenderPolicy
 from receiver.config import ReceiverSettings
@@ -92,10 +93,14 @@ def app_readiness(app: Any) -> CachedReadiness:
     use; `/readyz` and `payrecon_ready` share it."""
     cache: CachedReadiness | None = getattr(app.state, "readiness", None)
     if cache is None:
-        engine: Engine = app.state.engine
-        revision = head_revision()
-        cache = app.state.readiness = CachedReadiness(lambda: readiness(engine, revision=revision))
+        cache = app.state.readiness = CachedReadiness(readiness_check(app.state.engine))
     return cache
+
+
+def readiness_check(engine: Engine) -> Callable[[], Readiness]:
+    """The check `/readyz` caches: the ledger takes a write and is at the code's revision."""
+    revision = head_revision()
+    return lambda: readiness(engine, revision=revision)
 
 
 async def metrics(request: Request) -> Response:

@@ -51,15 +51,17 @@ def _scrape_when(url: str, ready: Callable[[str], bool], *, limit: float = 60.0)
     raise AssertionError(f"{url} never showed what was awaited; last scrape:\n{text[-2000:]}")
 
 
+# worker_metrics(args, env, ready) -> (the first scrape `ready` accepts, the command's log).
+StartWorker = Callable[[list[str], dict[str, str], Callable[[str], bool]], tuple[str, Path]]
+
+
 @pytest.fixture
-def worker_metrics(
-    database_url: str, engine: Engine, tmp_path: Path
-) -> Iterator[Callable[[list[str], dict[str, str], Callable[[str], bool]], str]]:
-    """Start a worker command with --metrics-port; its first scrape that `ready` accepts (the
-    command's log is kept beside the test, and shown when no scrape is accepted)."""
+def worker_metrics(tmp_path: Path) -> Iterator[StartWorker]:
+    """Start a worker command with --metrics-port; its first scrape that `ready` accepts and
+    the file of its log (kept beside the test, and shown when no scrape is accepted)."""
     started: list[subprocess.Popen[bytes]] = []
 
-    def run(args: list[str], env: dict[str, str], ready: Callable[[str], bool]) -> str:
+    def run(args: list[str], env: dict[str, str], ready: Callable[[str], bool]) -> tuple[str, Path]:
         port = free_port()
         log = tmp_path / f"{'-'.join(args)}.log"
         with log.open("wb") as output:
@@ -71,7 +73,7 @@ def worker_metrics(
             )
         started.append(process)
         try:
-            return _scrape_when(f"http://127.0.0.1:{port}/metrics", ready)
+            return _scrape_when(f"http://127.0.0.1:{port}/metrics", ready), log
         except AssertionError as exc:
             raise AssertionError(
                 f"{exc}\n{' '.join(args)} logged:\n{log.read_text()[-4000:]}"
@@ -101,8 +103,7 @@ def _pass_recorded(scrape: str) -> bool:
 def test_dashboard_and_rules_name_only_exported_metrics(
     database_url: str,
     engine: Engine,
-    tmp_path: Path,
-    worker_metrics: Callable[[list[str], dict[str, str], Callable[[str], bool]], str],
+    worker_metrics: StartWorker,
 ) -> None:
     """The union of the three processes' scrapes, after a webhook, a relay attempt and a
     reconcile pass, holds every metric name the dashboard and the rules use."""
@@ -131,7 +132,7 @@ def test_dashboard_and_rules_name_only_exported_metrics(
             refused = httpx.post(f"{base}/webhook", content=b"{}", timeout=10)
             assert refused.status_code == 401
             served = _scrape_when(f"{base}/metrics", lambda t: "payrecon_ready{" in t)
-        relayed = worker_metrics(
+        relayed, _relay_log = worker_metrics(
             ["relay", "run"], env, lambda t: 'payrecon_relay_worker_attempts_total{endpoint="' in t
         )
         reconcile_env = {
@@ -140,7 +141,9 @@ def test_dashboard_and_rules_name_only_exported_metrics(
             "PAYRECON_PROVIDER_SECRET_KEY": box.config.secret_key,
             "PAYRECON_POLL_INTERVAL": "1",
         }
-        reconciled = worker_metrics(["reconcile", "run"], reconcile_env, _pass_recorded)
+        reconciled, reconcile_log = worker_metrics(
+            ["reconcile", "run"], reconcile_env, _pass_recorded
+        )
     exported = exported_names(served) | exported_names(relayed) | exported_names(reconciled)
     used = set().union(*(expression_names(expr) for expr in shipped_expressions()))
     assert used, "no expression found"
@@ -158,7 +161,7 @@ def test_dashboard_and_rules_name_only_exported_metrics(
         for line in reconciled.splitlines()
         if line.startswith("payrecon_reconcile_passes_total{") and '"completed"' not in line
     ]
-    assert not failed, (failed, (tmp_path / "reconcile-run.log").read_text()[-4000:])
+    assert not failed, (failed, reconcile_log.read_text()[-4000:])
     # The reconciler's pass reached the ledger: every process shows a recent last pass.
     last = _last_pass(reconciled)
     assert last is not None and last > time.time() - 120
