@@ -72,6 +72,7 @@ bench: $(DEV_STAMP) system-deps services
 	$(BIN)/python bench/bench_startup.py --results bench/results/startup.md
 	$(BIN)/python bench/bench_relay.py
 	$(BIN)/python bench/bench_brokers.py
+	$(BIN)/python bench/bench_broker_floor.py
 	$(BIN)/python bench/bench_statements.py --results bench/results/statements-latest.md
 	$(BIN)/python bench/bench_statement_floor.py
 	$(BIN)/python bench/bench_alert_storm.py --db sqlite --findings 200000

@@ -10,11 +10,13 @@ bare loop by ~30 % and not the relay, which would flatter the ratio). The rate i
 broker, by polling its message count: first message to last. Each side runs
 BENCH_BROKERS_ROUNDS times (3), alternating, and the best rate of each is compared: on a shared
 VM a single pair swung by up to 1.6x (bench/RESULTS.md section 19). Figures are printed, every
-round's too, with the load average.
+round's too, with the load average, and the CPU a message of the best round of each side (the
+bare loop's over its sends, the worker's over the drain).
 
     .venv/bin/python bench/bench_brokers.py            # BENCH_BROKERS_BACKLOG=1000 to try
 
-BENCH_BROKERS=nats,redis and BENCH_BROKERS_DBS=sqlite narrow it to some brokers and ledgers.
+BENCH_BROKERS=nats,redis and BENCH_BROKERS_DBS=sqlite narrow it to some brokers and ledgers;
+BENCH_BROKERS_PIN= (empty) runs both senders unpinned, to compare (bench/RESULTS.md section 21).
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ PG_ADMIN = os.environ.get("PAYRECON_TEST_POSTGRES_URL", "postgresql://postgres@1
 KINDS = [k for k in os.environ.get("BENCH_BROKERS", "rabbitmq,nats,redis").split(",") if k]
 ROUNDS = max(1, int(os.environ.get("BENCH_BROKERS_ROUNDS", "3")))
 DATABASES = [d for d in os.environ.get("BENCH_BROKERS_DBS", "sqlite,postgresql").split(",") if d]
+# The CPUs both senders are pinned to (`taskset -c`); empty: not pinned (for comparison only).
+PIN = os.environ.get("BENCH_BROKERS_PIN", "0")
+PINNED = ["taskset", "-c", PIN] if PIN else []
 
 
 async def _count(target: brokers.Destination) -> int:
@@ -152,22 +157,29 @@ async def _baseline_loop(kind: str, tag: str) -> None:
             await publish(*_message(number, secret))
 
     try:
+        cpu = time.process_time()
         await asyncio.gather(*(sender() for _ in range(CONCURRENCY)))
+        # The loop's CPU a message (connecting left out), for the parent to print.
+        print(f"cpu {(time.process_time() - cpu) * 1000 / BACKLOG:.4f}", flush=True)
     finally:
         await close()
 
 
-def bench_baseline(kind: str) -> float:
-    """BACKLOG signed publishes by the bare loop pinned to CPU 0; messages per second."""
+def bench_baseline(kind: str) -> tuple[float, float]:
+    """BACKLOG signed publishes by the bare loop pinned to CPU 0; messages per second, and the
+    loop's CPU milliseconds a message."""
     with brokers.destination(kind) as target:
         loop = subprocess.Popen(
-            ["taskset", "-c", "0", sys.executable, __file__, "--baseline", kind, target.tag]
+            [*PINNED, sys.executable, __file__, "--baseline", kind, target.tag],
+            stdout=subprocess.PIPE,
+            text=True,
         )
         try:
             rate = asyncio.run(_watch(target, BACKLOG))
         finally:
-            loop.wait(timeout=600)
-    return rate
+            said, _ = loop.communicate(timeout=600)
+    cpu_ms = float(said.split()[-1]) if said.startswith("cpu ") else float("nan")
+    return rate, cpu_ms
 
 
 # The relay ------------------------------------------------------------------------------------
@@ -206,7 +218,7 @@ def bench_relay(kind: str, db: str, workdir: Path) -> tuple[float, float]:
             PAYRECON_RELAY_ALLOW_NETWORKS="127.0.0.0/8",
         )
         worker = subprocess.Popen(
-            ["taskset", "-c", "0", sys.executable, "-m", "payrecon", "relay", "run"],
+            [*PINNED, sys.executable, "-m", "payrecon", "relay", "run"],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -239,6 +251,7 @@ def main() -> None:
     """Per broker and ledger: ROUNDS of the bare loop then the relay; print the figures."""
     print(
         f"{BACKLOG} events, concurrency {CONCURRENCY}, best of {ROUNDS} rounds, "
+        f"senders {'pinned to CPU ' + PIN if PIN else 'not pinned'}, "
         f"load average {os.getloadavg()[0]:.2f}"
     )
     with tempfile.TemporaryDirectory() as workdir:
@@ -246,20 +259,21 @@ def main() -> None:
             brokers.require(kind)
             for db in DATABASES:
                 # The baseline beside each run: the shared VM's speed drifts within minutes.
-                baselines: list[float] = []
+                baselines: list[tuple[float, float]] = []
                 rates: list[tuple[float, float]] = []
                 for _ in range(ROUNDS):
                     baselines.append(bench_baseline(kind))
                     rates.append(bench_relay(kind, db, Path(workdir)))
                 rounds = ", ".join(
-                    f"{b:,.0f}/{r:,.0f}" for b, (r, _) in zip(baselines, rates, strict=True)
+                    f"{b:,.0f}/{r:,.0f}" for (b, _), (r, _) in zip(baselines, rates, strict=True)
                 )
-                baseline, (rate, cpu_ms) = max(baselines), max(rates)
+                (baseline, bare_ms), (rate, cpu_ms) = max(baselines), max(rates)
                 verdict = "ok" if rate >= TARGET * baseline else "MISS"
                 print(
                     f"{kind} on {db}: bare loop {baseline:,.0f}/s; relay run {rate:,.0f}/s = "
-                    f"{rate / baseline:.2f}× (target ≥ {TARGET}) — {verdict}; worker CPU "
-                    f"{cpu_ms:.2f} ms per delivery; rounds (bare/relay) {rounds}; "
+                    f"{rate / baseline:.2f}× (target ≥ {TARGET}) — {verdict}; CPU a message: "
+                    f"bare loop {bare_ms:.3f} ms, worker {cpu_ms:.3f} ms; "
+                    f"rounds (bare/relay) {rounds}; "
                     f"load average {os.getloadavg()[0]:.2f}",
                     flush=True,
                 )
