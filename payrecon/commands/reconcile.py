@@ -19,6 +19,7 @@ from ledger.db import write_session
 from ledger.errors import DatabaseUnavailableError
 from ledger.lease import record_last_pass
 from ledger.types import utcnow
+from payrecon import heap
 from payrecon.clients import make_async_client
 from payrecon.context import EXIT_FINDINGS, EXIT_RUNTIME, EXIT_USAGE, app_context, fail
 from payrecon.errors import ConfigError
@@ -180,6 +181,7 @@ def _run(reconciler: _Reconciler) -> None:
             rules=alert_rules(reconciler.settings),
         )
 
+    heap.settle()  # start-up's objects out of the collector's walks, for the run's life
     try:
         run_every(reconciler.settings.poll_interval, job, stop=stop, on_error=on_error)
     finally:

@@ -15,6 +15,7 @@ from admin.errors import InvalidError, NotFoundError
 from ledger.db import write_session
 from ledger.errors import LeaseHeldError, LedgerError
 from ledger.types import utcnow
+from payrecon import heap
 from payrecon.actor import cli_operator
 from payrecon.context import EXIT_RUNTIME, EXIT_USAGE, app_context, fail
 from payrecon.errors import ConfigError
@@ -75,6 +76,7 @@ def run(ctx: click.Context, metrics_port: int | None) -> None:
 
 def _run_worker(worker: Worker) -> None:
     logger.info("relay_started", owner=worker.owner, concurrency=worker.config.concurrency)
+    heap.settle()  # start-up's objects out of the collector's walks, for the run's life
     summary = asyncio.run(_run(worker))
     logger.info("relay_stopped", **summary.as_dict())
 

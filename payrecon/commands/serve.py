@@ -8,6 +8,7 @@ import click
 import structlog
 import uvicorn
 
+from payrecon import heap
 from payrecon.context import EXIT_RUNTIME, EXIT_USAGE, app_context, fail
 
 logger = structlog.get_logger(__name__)
@@ -92,6 +93,7 @@ def serve(ctx: click.Context, host: str, port: int, limit_concurrency: int | Non
     # uvicorn logs its "running on" line only for sockets it binds itself.
     shown = f"[{host}]" if ":" in host else host
     logger.info("receiver listening", url=f"http://{shown}:{port}")
+    heap.settle()  # start-up's objects out of the collector's walks, for the server's life
     try:
         server.run(sockets=[sock])
     except SystemExit:
