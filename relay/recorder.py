@@ -92,7 +92,8 @@ class Recorder:
         self._answered: list[Result] = []
         self.task: asyncio.Task[None] | None = None  # the batch under way, if any
         # Batches recorded so far (a record may let a subject's next event go), and answers
-        # not yet recorded: their claims are held too, and count in the claim window.
+        # not yet recorded: their claims are held too, and a window's worth of them holds the
+        # worker's next claim back (relay.worker).
         self.batches = 0
         self.unrecorded = 0
 

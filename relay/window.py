@@ -18,7 +18,9 @@ from __future__ import annotations
 
 # The window to start with, as a multiple of the concurrency.
 PREFETCH = 4
-# The most claimed deliveries a worker holds, whatever its pace (and at least its concurrency).
+# The most claimed deliveries a worker holds to send (waiting or in flight), whatever its pace
+# (and at least its concurrency); answers waiting to be recorded add at most as many again
+# (relay.worker).
 CEILING = 1024
 # Seconds between two sizings.
 PERIOD = 0.25

@@ -3,7 +3,9 @@
 Claims keep a window of claimed deliveries (in flight or waiting for a slot) whose size follows
 the pace of the answers (relay.window): when it is half empty the next claim is taken in the
 background while attempts go on, so one claim transaction serves up to hundreds of attempts
-and its round trips hide behind them. Attempts run concurrently, and answers are recorded as
+and its round trips hide behind them. Answers waiting to be recorded do not fill the window
+(they need no slot), but a window's worth of them holds the next claim back until the ledger
+catches up. Attempts run concurrently, and answers are recorded as
 they come, several per transaction. A claim that comes back short marks the ledger dry: the
 next waits for a record (which may let a subject's next event go), a wake-up or the poll
 interval. A waiting delivery whose claim would end before its attempt could is not sent (its
@@ -176,8 +178,12 @@ class Worker:
                 if stopping:
                     await self._give_up_claims(waiting)
                 elif self._claiming is None and not self._dry(wake):
-                    held = len(inflight) + len(waiting) + recorder.unrecorded
-                    limit = window.wanted(held, time.monotonic())
+                    # The window counts the claims that need a slot (waiting or in flight).
+                    # Answers not yet recorded hold claims too but need none: they hold the
+                    # next claim back only once a window's worth waits for the ledger.
+                    limit = 0
+                    if recorder.unrecorded < window.size:
+                        limit = window.wanted(len(inflight) + len(waiting), time.monotonic())
                     if limit:
                         if wake is not None:
                             wake.clear()  # a NOTIFY from here on wakes the next wait

@@ -128,8 +128,9 @@ def test_a_backlog_beyond_the_claim_window_is_taken_once_with_claims_capped(
     engine: Engine,
 ) -> None:
     """3,000 events to an in-memory destination that answers at once: the window grows past
-    its start and each event is taken once, while the worker never holds more than the
-    window's ceiling of claims (sampled every 100 attempts)."""
+    its start and each event is taken once, while the worker never holds more claims than the
+    window's ceiling to send and as many answered, waiting for the ledger (sampled every 100
+    attempts)."""
     held: list[int] = []
 
     claimed = RelayDelivery.claimed_by.is_not(None)  # type: ignore[union-attr]
@@ -151,5 +152,5 @@ def test_a_backlog_beyond_the_claim_window_is_taken_once_with_claims_capped(
     _run_until_delivered(engine, transport, len(events))
     assert sorted(sent.job.event_id for sent in transport.sent) == sorted(events)
     assert len(held) == 30
-    assert max(held) <= CEILING
+    assert max(held) <= 2 * CEILING
     assert max(held) > PREFETCH * support.config().concurrency  # the window grew
