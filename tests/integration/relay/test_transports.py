@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections import defaultdict
 from typing import Any
 
@@ -14,6 +15,7 @@ from sqlalchemy import Engine
 from ledger.models import RelayAttempt, RelayDelivery
 from payrecon.wiring import keyed_alert
 from relay.claims import Job
+from relay.recorder import Recorder
 from relay.transports.memory import MemoryTransport
 from relay.window import CEILING, PREFETCH
 from relay.worker import Worker
@@ -154,3 +156,32 @@ def test_a_backlog_beyond_the_claim_window_is_taken_once_with_claims_capped(
     assert len(held) == 30
     assert max(held) <= 2 * CEILING
     assert max(held) > PREFETCH * support.config().concurrency  # the window grew
+
+
+def test_answers_waiting_for_a_slow_ledger_do_not_stop_the_next_claim(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every record takes half a second: while the first is being written, the worker claims
+    and sends past its first window (answers waiting for the ledger need no slot), and still
+    every event is taken once."""
+    record_now = Recorder._record_now
+
+    def slow(self: Recorder, results: list[Any]) -> Any:
+        time.sleep(0.5)
+        return record_now(self, results)
+
+    monkeypatch.setattr(Recorder, "_record_now", slow)
+    before_first_record: list[Job] = []
+
+    def watch(job: Job) -> None:
+        if support.count(engine, RelayAttempt) == 0:
+            before_first_record.append(job)
+        return None
+
+    transport = MemoryTransport(support.box(), refuse=watch)
+    support.add_endpoint(engine, "http://10.0.0.7/hook")
+    events = support.emit_events(engine, support.add_transfers(engine, 60))
+
+    _run_until_delivered(engine, transport, len(events), concurrency=4)
+    assert sorted(sent.job.event_id for sent in transport.sent) == sorted(events)
+    assert len(before_first_record) > PREFETCH * 4  # more than the first claim's window
