@@ -52,6 +52,8 @@ BACKLOG = brokers_bench.BACKLOG
 CONCURRENCY = brokers_bench.CONCURRENCY
 CLAIM = 256  # deliveries a claim and a record take (the worker's are up to this size)
 PIPELINE = 16  # XADDs a Redis pipeline carries (the worker's concurrency)
+# A message built and signed beforehand: its event id, body and headers.
+_Message = tuple[str, bytes, dict[str, str]]
 
 
 def ledger_and_signing(db: str, workdir: Path) -> tuple[float, float]:
@@ -59,9 +61,7 @@ def ledger_and_signing(db: str, workdir: Path) -> tuple[float, float]:
     url = brokers_bench._database(db, workdir)
     engine = create_db_engine(url)
     support.add_endpoint(engine, "nats://127.0.0.1:4222?subject=floor")
-    transfers = support.add_transfers(engine, BACKLOG)
-    for start in range(0, BACKLOG, 1000):
-        support.emit_events(engine, transfers[start : start + 1000])
+    support.emit_backlog(engine, BACKLOG)
     engine.dispose()
     # As `relay run` builds it: the worker's own writes skip SQLite's per-commit fsync.
     engine = create_db_engine(url, durable=False)
@@ -179,7 +179,6 @@ async def _publish_rabbitmq(target: brokers.Destination, messages: list[_Message
         await connection.close()
 
 
-_Message = tuple[str, bytes, dict[str, str]]
 PUBLISHERS = {"nats": _publish_nats, "redis": _publish_redis, "rabbitmq": _publish_rabbitmq}
 
 

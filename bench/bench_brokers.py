@@ -207,9 +207,7 @@ def bench_relay(kind: str, db: str, workdir: Path) -> tuple[float, float]:
     engine = create_db_engine(url)
     with brokers.destination(kind) as target:
         support.add_endpoint(engine, target.url())
-        transfers = support.add_transfers(engine, BACKLOG)
-        for start in range(0, BACKLOG, 1000):
-            support.emit_events(engine, transfers[start : start + 1000])
+        support.emit_backlog(engine, BACKLOG)
         env = {k: v for k, v in os.environ.items() if not k.startswith("PAYRECON_")}
         env.update(
             PAYRECON_DATABASE_URL=url,

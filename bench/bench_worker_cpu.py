@@ -55,9 +55,7 @@ def bench(db: str, workdir: Path) -> tuple[float, float]:
     upgrade(url)
     engine = create_db_engine(url)
     support.add_endpoint(engine, "http://10.0.0.7/hook")
-    transfers = support.add_transfers(engine, BACKLOG)
-    for start in range(0, BACKLOG, 1000):
-        support.emit_events(engine, transfers[start : start + 1000])
+    support.emit_backlog(engine, BACKLOG)
     engine.dispose()
     # As `relay run` builds it: the worker's own writes skip SQLite's per-commit fsync.
     worker_engine = create_db_engine(url, durable=False)

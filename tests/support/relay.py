@@ -98,6 +98,17 @@ def emit_events(engine: Engine, transfer_ids: list[int], *, rounds: int = 1) -> 
     return ids
 
 
+def emit_backlog(engine: Engine, count: int) -> list[str]:
+    """`count` new transfers with one transfer.confirmed event each, a thousand events per
+    transaction (a backlog for the worker); the events' ids."""
+    transfers = add_transfers(engine, count)
+    return [
+        event
+        for start in range(0, count, 1000)
+        for event in emit_events(engine, transfers[start : start + 1000])
+    ]
+
+
 @dataclass
 class Received:
     """One request the consumer got."""

@@ -144,12 +144,7 @@ def test_a_backlog_beyond_the_claim_window_is_taken_once_with_claims_capped(
 
     transport = MemoryTransport(support.box(), refuse=sample)
     support.add_endpoint(engine, "http://10.0.0.7/hook")
-    transfers = support.add_transfers(engine, 3000)
-    events = [
-        e
-        for start in range(0, 3000, 1000)
-        for e in support.emit_events(engine, transfers[start : start + 1000])
-    ]
+    events = support.emit_backlog(engine, 3000)
 
     _run_until_delivered(engine, transport, len(events))
     assert sorted(sent.job.event_id for sent in transport.sent) == sorted(events)
